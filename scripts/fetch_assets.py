@@ -1,0 +1,269 @@
+#!/usr/bin/env python3
+"""Fetch, verify and trim the JavaScript the built book serves from its own site.
+
+The book must make no request off the site: MathJax, RequireJS and the ipywidgets HTML manager
+are served from ``_assets/`` (copied into ``_build/html/_static/`` through ``html_static_path``
+in ``_config.yml``). This script downloads pinned versions with ``npm pack`` (the npm registry
+is the only place they come from), checks each tarball against the pinned SRI integrity, and
+unpacks only the files the site loads at run time:
+
+* ``mathjax/``: ``tex-mml-chtml.js``, the CHTML web fonts it requests per glyph, the TeX
+  extensions ``autoload`` fetches on first use (``\\boldsymbol``, ``\\cancel``, ...), and the
+  accessibility components (plus English/Nemeth speech rules) that its context menu can load.
+* ``requirejs/require.js``.
+* ``html-manager/``: ``embed-amd.js`` (one bundle, no chunks) and the Font Awesome web fonts
+  its CSS references (they are resolved next to the bundle: they 404 when missing).
+
+It is idempotent: when ``_assets/manifest.json`` already records the pinned versions and every
+file is present with its recorded size, it does nothing but print the total size. Stdlib only.
+
+Usage: ``python scripts/fetch_assets.py [--force] [--verify]``
+  --force   re-extract even when up to date
+  --verify  also re-hash every unpacked file against the manifest (sha256)
+
+The tarball cache is ``$MHA_ASSETS_CACHE`` or ``~/.cache/mha-book-assets``.
+"""
+from __future__ import annotations
+
+import argparse
+import base64
+import fnmatch
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+ASSETS = ROOT / "_assets"
+MANIFEST = ASSETS / "manifest.json"
+CACHE = Path(os.environ.get("MHA_ASSETS_CACHE", Path.home() / ".cache" / "mha-book-assets"))
+SCHEMA = 1
+
+# name, version, SRI integrity of the registry tarball, destination folder under _assets/,
+# and (pattern inside the tarball -> path under the destination) rules; first match wins.
+# Patterns are fnmatch globs ("*" also crosses "/"); a rule's destination ending in "/"
+# keeps the part of the path that follows the pattern's fixed prefix.
+PACKAGES = [
+    {
+        "name": "mathjax",
+        "version": "3.2.2",
+        "integrity": "sha512-Bt+SSVU8eBG27zChVewOicYs7Xsdt40qm4+UpHyX7k0/O9NliPc+x77k1/FEsPsjKPZGJvtRZM1vO+geW0OhGw==",
+        "dest": "mathjax",
+        "exclude": ["package/es5/input/tex/extensions/all-packages.js"],
+        "keep": [
+            ("package/LICENSE", "LICENSE"),
+            ("package/es5/tex-mml-chtml.js", "tex-mml-chtml.js"),
+            ("package/es5/output/chtml/fonts/woff-v2/*.woff", "output/chtml/fonts/woff-v2/"),
+            ("package/es5/input/tex/extensions/*.js", "input/tex/extensions/"),
+            ("package/es5/a11y/*.js", "a11y/"),
+            ("package/es5/sre/mathmaps/base.json", "sre/mathmaps/base.json"),
+            ("package/es5/sre/mathmaps/en.json", "sre/mathmaps/en.json"),
+            ("package/es5/sre/mathmaps/nemeth.json", "sre/mathmaps/nemeth.json"),
+        ],
+    },
+    {
+        "name": "requirejs",
+        "version": "2.3.8",
+        "integrity": "sha512-7/cTSLOdYkNBNJcDMWf+luFvMriVm7eYxp4BcFCsAX0wF421Vyce5SXP17c+Jd5otXKGNehIonFlyQXSowL6Mw==",
+        "dest": "requirejs",
+        "exclude": [],
+        "keep": [("package/require.js", "require.js")],
+    },
+    {
+        # The 1.x line is the manager for ipywidgets 8 (ipywidgets 8.1.9 asks for ^1.0.1).
+        "name": "@jupyter-widgets/html-manager",
+        "version": "1.0.15",
+        "integrity": "sha512-5thBIV6ymNgmPVOHvzx+gGy8ZSKmSazhtGw4/c4xJDVzRhG9PTeQsRjF3FUTopvFi//SABeNz1yp47bCrJ3CQA==",
+        "dest": "html-manager",
+        "exclude": [],
+        "keep": [
+            ("package/dist/embed-amd.js", "embed-amd.js"),
+            ("package/dist/embed.js.LICENSE.txt", "THIRD-PARTY-LICENSES.txt"),
+            # Font Awesome 5 (solid, regular, brands). Browsers take the first format they
+            # support from @font-face; every current browser takes woff2, then woff.
+            ("package/dist/*.woff2", "./"),
+            ("package/dist/*.woff", "./"),
+        ],
+    },
+]
+
+
+def human(n: int) -> str:
+    return f"{n / 1e6:.2f} MB" if n >= 1e5 else f"{n / 1e3:.1f} kB"
+
+
+def sri(path: Path, algo: str = "sha512") -> str:
+    h = hashlib.new(algo)
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return f"{algo}-" + base64.b64encode(h.digest()).decode()
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def tarball_name(pkg: dict) -> str:
+    # npm pack's file naming: "@scope/name" -> "scope-name-<version>.tgz"
+    return pkg["name"].lstrip("@").replace("/", "-") + f"-{pkg['version']}.tgz"
+
+
+def fetch_tarball(pkg: dict) -> Path:
+    """Return the cached tarball for pkg, downloading it with `npm pack` when needed."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    path = CACHE / tarball_name(pkg)
+    if path.exists() and sri(path) == pkg["integrity"]:
+        return path
+    if path.exists():
+        print(f"  cached {path.name} does not match the pinned integrity; fetching again")
+        path.unlink()
+    spec = f"{pkg['name']}@{pkg['version']}"
+    print(f"  npm pack {spec}")
+    if shutil.which("npm") is None:
+        sys.exit("fetch_assets: npm is needed to fetch the assets (apt-get install npm)")
+    proc = subprocess.run(
+        ["npm", "pack", spec, "--json", "--pack-destination", str(CACHE)],
+        capture_output=True, text=True, cwd=CACHE,
+    )
+    if proc.returncode != 0:
+        sys.exit(f"fetch_assets: npm pack {spec} failed:\n{proc.stderr.strip()}")
+    info = json.loads(proc.stdout)[0]
+    # npm checks the download against the registry's integrity; we check both against the pin.
+    if info.get("integrity") != pkg["integrity"]:
+        sys.exit(f"fetch_assets: {spec}: npm reports integrity {info.get('integrity')}, "
+                 f"pinned {pkg['integrity']}")
+    got = CACHE / info["filename"]
+    if got != path:
+        got.replace(path)
+    actual = sri(path)
+    if actual != pkg["integrity"]:
+        path.unlink()
+        sys.exit(f"fetch_assets: {spec}: tarball integrity {actual} != pinned {pkg['integrity']}")
+    return path
+
+
+def target_for(member: str, pkg: dict) -> str | None:
+    if any(fnmatch.fnmatchcase(member, pat) for pat in pkg["exclude"]):
+        return None
+    for pattern, dest in pkg["keep"]:
+        if fnmatch.fnmatchcase(member, pattern):
+            if dest.endswith("/"):
+                prefix = pattern[: pattern.index("*")] if "*" in pattern else pattern
+                prefix = prefix[: prefix.rindex("/") + 1]
+                rel = member[len(prefix):]
+                return rel if dest == "./" else dest + rel
+            return dest
+    return None
+
+
+def extract(pkg: dict, tarball: Path, dest: Path) -> dict[str, dict]:
+    """Unpack the kept files of tarball under dest; return {relative path: {size, sha256}}."""
+    files: dict[str, dict] = {}
+    with tarfile.open(tarball, "r:gz") as tar:
+        for member in tar.getmembers():
+            if not member.isfile():
+                continue
+            rel = target_for(member.name, pkg)
+            if rel is None:
+                continue
+            out = (dest / rel).resolve()
+            if dest.resolve() not in out.parents:
+                sys.exit(f"fetch_assets: refusing to write outside {dest}: {member.name}")
+            data = tar.extractfile(member).read()
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_bytes(data)
+            files[rel] = {"size": len(data), "sha256": sha256_bytes(data)}
+    # every rule must have matched something, or the pin moved under us
+    for pattern, _ in pkg["keep"]:
+        with tarfile.open(tarball, "r:gz") as tar:
+            if not any(fnmatch.fnmatchcase(n, pattern) for n in tar.getnames()):
+                sys.exit(f"fetch_assets: {pkg['name']}: nothing matched {pattern!r}")
+    return files
+
+
+def load_manifest() -> dict | None:
+    try:
+        return json.loads(MANIFEST.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def up_to_date(manifest: dict | None, verify: bool) -> bool:
+    if not manifest or manifest.get("schema") != SCHEMA:
+        return False
+    recorded = {p["name"]: p for p in manifest.get("packages", [])}
+    for pkg in PACKAGES:
+        rec = recorded.get(pkg["name"])
+        if not rec or rec["version"] != pkg["version"] or rec["integrity"] != pkg["integrity"]:
+            return False
+        if rec.get("keep") != [list(k) for k in pkg["keep"]] or rec.get("exclude") != pkg["exclude"]:
+            return False
+        for rel, meta in rec["files"].items():
+            path = ASSETS / pkg["dest"] / rel
+            if not path.is_file() or path.stat().st_size != meta["size"]:
+                return False
+            if verify and sha256_bytes(path.read_bytes()) != meta["sha256"]:
+                print(f"  {path.relative_to(ROOT)} differs from the manifest")
+                return False
+    return True
+
+
+def total_size(manifest: dict) -> tuple[int, int, dict[str, int]]:
+    per = {p["name"]: sum(f["size"] for f in p["files"].values()) for p in manifest["packages"]}
+    count = sum(len(p["files"]) for p in manifest["packages"])
+    return sum(per.values()), count, per
+
+
+def report(manifest: dict, status: str) -> None:
+    total, count, per = total_size(manifest)
+    for p in manifest["packages"]:
+        print(f"  {p['name']}@{p['version']}: {len(p['files'])} files, {human(per[p['name']])}")
+    print(f"fetch_assets: {status}: {count} files, {human(total)} ({total} bytes) in "
+          f"{ASSETS.relative_to(ROOT)}/")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--force", action="store_true", help="re-extract even when up to date")
+    ap.add_argument("--verify", action="store_true", help="re-hash unpacked files (sha256)")
+    args = ap.parse_args(argv)
+
+    manifest = load_manifest()
+    if not args.force and up_to_date(manifest, args.verify):
+        report(manifest, "up to date")
+        return 0
+
+    ASSETS.mkdir(exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=ASSETS))
+    try:
+        new = {"schema": SCHEMA, "packages": []}
+        for pkg in PACKAGES:
+            tarball = fetch_tarball(pkg)
+            files = extract(pkg, tarball, staging / pkg["dest"])
+            new["packages"].append({
+                "name": pkg["name"], "version": pkg["version"], "integrity": pkg["integrity"],
+                "dest": pkg["dest"], "keep": [list(k) for k in pkg["keep"]],
+                "exclude": pkg["exclude"], "files": dict(sorted(files.items())),
+            })
+        # swap the freshly extracted folders in, then write the manifest last
+        MANIFEST.unlink(missing_ok=True)
+        for pkg in PACKAGES:
+            final = ASSETS / pkg["dest"]
+            if final.exists():
+                shutil.rmtree(final)
+            (staging / pkg["dest"]).replace(final)
+        MANIFEST.write_text(json.dumps(new, indent=1) + "\n")
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    report(new, "unpacked")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

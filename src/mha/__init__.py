@@ -1,0 +1,44 @@
+"""mha: the shared NumPy library of "Multi-Head Attention, Interactively".
+
+Every chapter imports this package; nothing in the book re-implements it.
+The core functions live at the top level; the topic modules (``mha.examples``,
+``mha.checks``, ``mha.rank``, ``mha.costs``, ``mha.plotting``, ``mha.widgets``, ...)
+are imported the first time they are used, so ``import mha`` stays light.
+"""
+
+import importlib
+
+from .attention import (
+    AttentionSteps,
+    attention_steps,
+    causal_mask,
+    merge_heads,
+    multi_head_attention,
+    scaled_dot_product_attention,
+    softmax,
+    split_heads,
+)
+
+__all__ = [
+    "AttentionSteps",
+    "attention_steps",
+    "causal_mask",
+    "merge_heads",
+    "multi_head_attention",
+    "scaled_dot_product_attention",
+    "softmax",
+    "split_heads",
+]
+__version__ = "0.1.0"
+
+
+def __getattr__(name):
+    # Submodules on first use: `mha.rank` works without `import mha.rank`.
+    if name.startswith("_"):
+        raise AttributeError(name)
+    try:
+        return importlib.import_module(f".{name}", __name__)
+    except ModuleNotFoundError as err:
+        if err.name == f"{__name__}.{name}":
+            raise AttributeError(f"module 'mha' has no attribute {name!r}") from None
+        raise

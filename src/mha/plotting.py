@@ -1,0 +1,105 @@
+"""Plotting helpers shared by the chapters.
+
+One look for every figure: an opaque white background (readable in the
+theme's light and dark modes), colour-blind-safe colours (viridis for
+weights, the Okabe-Ito palette for categories), labelled axes and tokens.
+"""
+
+from __future__ import annotations
+
+import io
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+__all__ = ["OKABE_ITO", "SEQUENTIAL", "DIVERGING", "use_book_style", "heatmap", "figure_png"]
+
+#: Okabe & Ito's palette, distinguishable with every common colour-vision deficiency.
+OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
+#: Colormap for weights and other non-negative quantities.
+SEQUENTIAL = "viridis"
+#: Colormap for signed quantities (centre at zero).
+DIVERGING = "PuOr"
+
+_STYLE = {
+    "figure.facecolor": "white",
+    "axes.facecolor": "white",
+    "savefig.facecolor": "white",
+    "figure.dpi": 100,
+    "savefig.dpi": 100,
+    "font.size": 10,
+    "axes.titlesize": 11,
+    "axes.labelsize": 10,
+    "axes.prop_cycle": matplotlib.cycler(color=OKABE_ITO),
+    "image.cmap": SEQUENTIAL,
+    "figure.constrained_layout.use": True,
+}
+
+
+def use_book_style():
+    """Apply the book's matplotlib settings (white background, safe colours)."""
+    matplotlib.rcParams.update(_STYLE)
+
+
+def heatmap(A, row_labels, col_labels, *, ax=None, title=None, vmin=0.0, vmax=1.0,
+            cmap=SEQUENTIAL, fmt="{:.2f}", annotate=True,
+            xlabel="key (attended to)", ylabel="query (attending)", colorbar=False):
+    """Draw a labelled matrix, each cell annotated with its value.
+
+    Parameters
+    ----------
+    A : array_like, shape (n_rows, n_cols)
+    row_labels, col_labels : sequence of str
+        Token (or other) names for the rows and columns.
+    ax : matplotlib Axes, optional
+        Drawn into a new figure if omitted.
+    vmin, vmax : float or None
+        Colour range; ``None`` takes the data's range.
+    fmt : str
+        Format of the annotations.
+
+    Returns
+    -------
+    matplotlib.image.AxesImage
+    """
+    A = np.asarray(A, dtype=float)
+    if A.ndim != 2:
+        raise ValueError(f"A must be a matrix, got shape {A.shape}")
+    if len(row_labels) != A.shape[0] or len(col_labels) != A.shape[1]:
+        raise ValueError(
+            f"labels do not match A's shape {A.shape}: {len(row_labels)} row labels, "
+            f"{len(col_labels)} column labels"
+        )
+    if ax is None:
+        _, ax = plt.subplots(figsize=(0.6 * A.shape[1] + 1.6, 0.5 * A.shape[0] + 1.2))
+    im = ax.imshow(A, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
+    ax.set_xticks(range(A.shape[1]), labels=list(col_labels))
+    ax.set_yticks(range(A.shape[0]), labels=list(row_labels))
+    if xlabel:
+        ax.set_xlabel(xlabel)
+    if ylabel:
+        ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title)
+    if annotate:
+        lo, hi = im.get_clim()
+        mid = (lo + hi) / 2
+        for (r, c), value in np.ndenumerate(A):
+            # Light text on the dark end of the colormap, dark text on the light end.
+            colour = "white" if (value < mid) == (cmap in ("viridis", "cividis", "magma")) else "black"
+            ax.text(c, r, fmt.format(value), ha="center", va="center", color=colour, fontsize=9)
+    if colorbar:
+        ax.figure.colorbar(im, ax=ax, shrink=0.8)
+    return im
+
+
+def figure_png(fig, *, close=True) -> bytes:
+    """Render a figure to PNG bytes (for image frames in widgets)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    if close:
+        plt.close(fig)
+    return buf.getvalue()
