@@ -32,8 +32,14 @@ __all__ = [
 __version__ = "0.1.0"
 
 
+# Top-level names defined in topic modules, loaded on first use.
+_LAZY = {"attention_chunked": "chunked", "head_entropy": "stats"}
+
+
 def __getattr__(name):
     # Submodules on first use: `mha.rank` works without `import mha.rank`.
+    if name in _LAZY:
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
     if name.startswith("_"):
         raise AttributeError(name)
     try:

@@ -16,6 +16,7 @@ Shape legend, used in every comment of this package:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -102,7 +103,7 @@ def _attend(Q, K, V, mask):
     """Unchecked core: returns raw scores ``Q Kᵀ``, weights and output."""
     d_k = Q.shape[-1]
     scores = Q @ np.swapaxes(K, -1, -2)  # (..., T, d_k) @ (..., d_k, S) -> (..., T, S)
-    scaled = scores / np.sqrt(d_k)
+    scaled = scores / math.sqrt(d_k)  # a Python float keeps float32 inputs in float32
     if mask is not None:
         allowed = np.broadcast_to(mask, scaled.shape)
         empty = ~allowed.any(axis=-1)
