@@ -10,10 +10,8 @@ from __future__ import annotations
 import io
 
 import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
 
 __all__ = ["OKABE_ITO", "SEQUENTIAL", "DIVERGING", "use_book_style", "heatmap", "figure_png"]
 
