@@ -187,7 +187,7 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
 def split_heads(X, h):
     """Deal the columns of ``X`` out to ``h`` heads.
 
-    Head ``i`` receives columns ``i*d_k`` to ``(i+1)*d_k`` of every row.
+    Head ``i`` gets the ``i``-th block of ``d_k`` columns, from every row.
     This is a reshape *then* a transpose: reshaping straight to
     ``(h, T, d_k)`` would mix rows of different tokens into one head.
 
@@ -293,40 +293,42 @@ def _check_bias(b, name, width):
     return b
 
 
-def _check_layer(X, W_Q, W_K, W_V, W_O, h, n_kv_heads):
-    """Validate a layer's inputs; return arrays and the sizes (h, g, d_k, d_v)."""
+def _check_layer(X, h, n_kv_heads, **weights):
+    """Validate a layer's inputs; return X, the weights by name and the sizes (h, g, d_k, d_v)."""
     X = as_float_array(X, "X")
-    W_Q, W_K, W_V, W_O = (as_float_array(W, n) for W, n in
-                          ((W_Q, "W_Q"), (W_K, "W_K"), (W_V, "W_V"), (W_O, "W_O")))
+    W = {name: as_float_array(value, name) for name, value in weights.items()}
     h = check_positive_int(h, "h")
     g = h if n_kv_heads is None else check_positive_int(n_kv_heads, "n_kv_heads")
     check_ndim(X, "X", 2, "(..., T, d_model)")
-    for W, name, legend in ((W_Q, "W_Q", "(d_model, h*d_k)"), (W_K, "W_K", "(d_model, n_kv*d_k)"),
-                            (W_V, "W_V", "(d_model, n_kv*d_v)"), (W_O, "W_O", "(h*d_v, d_out)")):
-        check_ndim(W, name, 2, legend, exact=True)
+    legends = {"W_Q": "(d_model, h*d_k)", "W_K": "(d_model, n_kv*d_k)", "W_V": "(d_model, n_kv*d_v)",
+               "W_O": "(h*d_v, d_out)"}
+    for name, legend in legends.items():
+        check_ndim(W[name], name, 2, legend, exact=True)
     if h % g:
         raise ValueError(f"n_kv_heads={g} must divide h={h} (each key/value head serves h/n_kv_heads query heads)")
     d_model = X.shape[-1]
-    for W, name in ((W_Q, "W_Q"), (W_K, "W_K"), (W_V, "W_V")):
-        if W.shape[0] != d_model:
-            raise ValueError(f"{name} has {W.shape[0]} rows (shape {W.shape}) but X has width d_model={d_model} (shape {X.shape})")
-    if W_Q.shape[1] % h:
-        raise ValueError(f"the width of W_Q ({W_Q.shape[1]}, shape {W_Q.shape}) is not divisible by h={h}")
-    d_k = W_Q.shape[1] // h
-    if W_K.shape[1] != g * d_k:
+    for name in ("W_Q", "W_K", "W_V"):
+        if W[name].shape[0] != d_model:
+            raise ValueError(f"{name} has {W[name].shape[0]} rows (shape {W[name].shape}) but X has width "
+                             f"d_model={d_model} (shape {X.shape})")
+    width_q, width_k, width_v = W["W_Q"].shape[1], W["W_K"].shape[1], W["W_V"].shape[1]
+    if width_q % h:
+        raise ValueError(f"the width of W_Q ({width_q}, shape {W['W_Q'].shape}) is not divisible by h={h}")
+    d_k = width_q // h
+    if width_k != g * d_k:
         raise ValueError(
-            f"W_K has shape {W_K.shape} but needs n_kv_heads*d_k = {g}*{d_k} = {g * d_k} columns "
-            f"to match W_Q {W_Q.shape} with h={h}"
+            f"W_K has shape {W['W_K'].shape} but needs n_kv_heads*d_k = {g}*{d_k} = {g * d_k} columns "
+            f"to match W_Q {W['W_Q'].shape} with h={h}"
         )
-    if W_V.shape[1] % g:
-        raise ValueError(f"the width of W_V ({W_V.shape[1]}, shape {W_V.shape}) is not divisible by n_kv_heads={g}")
-    d_v = W_V.shape[1] // g
-    if W_O.shape[0] != h * d_v:
+    if width_v % g:
+        raise ValueError(f"the width of W_V ({width_v}, shape {W['W_V'].shape}) is not divisible by n_kv_heads={g}")
+    d_v = width_v // g
+    if W["W_O"].shape[0] != h * d_v:
         raise ValueError(
-            f"W_O has {W_O.shape[0]} rows (shape {W_O.shape}) but the concatenated heads have "
+            f"W_O has {W['W_O'].shape[0]} rows (shape {W['W_O'].shape}) but the concatenated heads have "
             f"h*d_v = {h}*{d_v} = {h * d_v} columns"
         )
-    return X, W_Q, W_K, W_V, W_O, h, g, d_k, d_v
+    return X, W, h, g, d_k, d_v
 
 
 def attention_steps(X, W_Q, W_K, W_V, W_O, h, *, mask=None, causal=False, n_kv_heads=None,
@@ -374,7 +376,8 @@ def attention_steps(X, W_Q, W_K, W_V, W_O, h, *, mask=None, causal=False, n_kv_h
            [2, 4, 1],
            [2, 0, 1]])
     """
-    X, W_Q, W_K, W_V, W_O, h, g, d_k, d_v = _check_layer(X, W_Q, W_K, W_V, W_O, h, n_kv_heads)
+    X, W, h, g, d_k, d_v = _check_layer(X, h, n_kv_heads, W_Q=W_Q, W_K=W_K, W_V=W_V, W_O=W_O)
+    W_Q, W_K, W_V, W_O = W["W_Q"], W["W_K"], W["W_V"], W["W_O"]
     b_Q = _check_bias(b_Q, "b_Q", h * d_k)
     b_K = _check_bias(b_K, "b_K", g * d_k)
     b_V = _check_bias(b_V, "b_V", g * d_v)
@@ -428,6 +431,6 @@ def multi_head_attention(X, W_Q, W_K, W_V, W_O, h, *, mask=None, causal=False, n
     >>> Y.shape, A.shape
     ((3, 4), (2, 3, 3))
     """
-    s = attention_steps(X, W_Q, W_K, W_V, W_O, h, mask=mask, causal=causal, n_kv_heads=n_kv_heads,
+    s = attention_steps(X, W_Q=W_Q, W_K=W_K, W_V=W_V, W_O=W_O, h=h, mask=mask, causal=causal, n_kv_heads=n_kv_heads,
                         b_Q=b_Q, b_K=b_K, b_V=b_V, b_O=b_O)
     return s.output, s.weights
