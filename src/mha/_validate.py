@@ -37,7 +37,9 @@ def as_float_array(x, name: str, *, allow_neg_inf: bool = False) -> np.ndarray:
         raise TypeError(
             f"{name} must hold real numbers, got an array of dtype {arr.dtype} with shape {arr.shape}"
         )
-    bad = np.isnan(arr) | (np.isposinf(arr)) | (np.isneginf(arr) & (not allow_neg_inf))
+    if np.isfinite(arr).all():  # the common case: one fast pass
+        return arr
+    bad = np.isnan(arr) | np.isposinf(arr) | (np.isneginf(arr) & (not allow_neg_inf))
     if bad.any():
         where = tuple(int(i) for i in np.argwhere(bad)[0])
         raise ValueError(

@@ -81,8 +81,14 @@ def softmax(x, axis=-1):
             f"x (shape {x.shape}) has a slice along axis {axis} that is entirely -inf "
             f"(first at index {where}); softmax has nothing to put weight on"
         )
-    e = np.exp(x - m)
-    return e / e.sum(axis=axis, keepdims=True)
+    return _softmax(x, m, axis)
+
+
+def _softmax(x, m, axis):
+    """Unchecked softmax of ``x`` given its maximum ``m`` along ``axis``."""
+    e = np.exp(x - m)  # every exponent <= 0: no overflow
+    e /= e.sum(axis=axis, keepdims=True)
+    return e
 
 
 def causal_mask(T):
@@ -114,7 +120,7 @@ def _attend(Q, K, V, mask):
                 f"scores shape {scaled.shape}); every row needs at least one True"
             )
         scaled = np.where(allowed, scaled, -np.inf)
-    weights = softmax(scaled, axis=-1)  # (..., T, S), rows sum to 1
+    weights = _softmax(scaled, scaled.max(axis=-1, keepdims=True), -1)  # (..., T, S), rows sum to 1
     out = weights @ V  # (..., T, S) @ (..., S, d_v) -> (..., T, d_v)
     return scores, weights, out
 
@@ -211,11 +217,14 @@ def split_heads(X, h):
     X = as_float_array(X, "X")
     h = check_positive_int(h, "h")
     check_ndim(X, "X", 2, "(..., T, h*d_k)")
+    if X.shape[-1] % h:
+        raise ValueError(f"the width of X ({X.shape[-1]}, shape {X.shape}) is not divisible by h={h}")
+    return _split(X, h)
+
+
+def _split(X, h):
     *lead, T, width = X.shape
-    if width % h:
-        raise ValueError(f"the width of X ({width}, shape {X.shape}) is not divisible by h={h}")
-    d_k = width // h
-    X = X.reshape(*lead, T, h, d_k)  # (..., T, h*d_k) -> (..., T, h, d_k)
+    X = X.reshape(*lead, T, h, width // h)  # (..., T, h*d_k) -> (..., T, h, d_k)
     return np.swapaxes(X, -3, -2)  # (..., T, h, d_k) -> (..., h, T, d_k)
 
 
@@ -239,6 +248,10 @@ def merge_heads(Z):
     """
     Z = as_float_array(Z, "Z")
     check_ndim(Z, "Z", 3, "(..., h, T, d_v)")
+    return _merge(Z)
+
+
+def _merge(Z):
     *lead, h, T, d_v = Z.shape
     Z = np.swapaxes(Z, -3, -2)  # (..., h, T, d_v) -> (..., T, h, d_v)
     return Z.reshape(*lead, T, h * d_v)  # (..., T, h, d_v) -> (..., T, h*d_v)
@@ -396,13 +409,13 @@ def attention_steps(X, W_Q, W_K, W_V, W_O, h, *, mask=None, causal=False, n_kv_h
         K = K + b_K
     if b_V is not None:
         V = V + b_V
-    Q_heads = split_heads(Q, h)  # (..., T, h*d_k) -> (..., h, T, d_k)
-    K_heads = split_heads(K, g)  # (..., T, g*d_k) -> (..., g, T, d_k)
-    V_heads = split_heads(V, g)  # (..., T, g*d_v) -> (..., g, T, d_v)
+    Q_heads = _split(Q, h)  # (..., T, h*d_k) -> (..., h, T, d_k)
+    K_heads = _split(K, g)  # (..., T, g*d_k) -> (..., g, T, d_k)
+    V_heads = _split(V, g)  # (..., T, g*d_v) -> (..., g, T, d_v)
     K_shared = np.repeat(K_heads, h // g, axis=-3)  # (..., g, T, d_k) -> (..., h, T, d_k)
     V_shared = np.repeat(V_heads, h // g, axis=-3)  # (..., g, T, d_v) -> (..., h, T, d_v)
     scores, weights, head_outputs = _attend(Q_heads, K_shared, V_shared, mask)
-    concat = merge_heads(head_outputs)  # (..., h, T, d_v) -> (..., T, h*d_v)
+    concat = _merge(head_outputs)  # (..., h, T, d_v) -> (..., T, h*d_v)
     output = concat @ W_O  # (..., T, h*d_v) -> (..., T, d_out)
     if b_O is not None:
         output = output + b_O
