@@ -1,0 +1,111 @@
+"""Attention that never holds the whole ``T x S`` score matrix.
+
+The keys are read in blocks. For each block the running row maximum, the
+running softmax denominator and the running weighted sum of values are
+updated ("online softmax"); earlier blocks are rescaled when the maximum
+grows. Memory for scores falls from ``T * S`` to ``T * block`` per head; the
+result is the same as :func:`mha.scaled_dot_product_attention` up to rounding.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._validate import as_float_array, check_ndim, check_positive_int
+
+__all__ = ["attention_chunked"]
+
+
+def _check_qkv(Q, K, V, causal):
+    Q = as_float_array(Q, "Q")
+    K = as_float_array(K, "K")
+    V = as_float_array(V, "V")
+    check_ndim(Q, "Q", 2, "(..., T, d_k)")
+    check_ndim(K, "K", 2, "(..., S, d_k)")
+    check_ndim(V, "V", 2, "(..., S, d_v)")
+    if Q.shape[-1] != K.shape[-1]:
+        raise ValueError(f"Q and K must have the same width d_k, got Q {Q.shape} and K {K.shape}")
+    if K.shape[-2] != V.shape[-2]:
+        raise ValueError(f"K and V must have the same length S, got K {K.shape} and V {V.shape}")
+    try:
+        lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    except ValueError:
+        raise ValueError(
+            f"the leading (batch) axes of Q {Q.shape}, K {K.shape} and V {V.shape} do not broadcast"
+        ) from None
+    if K.shape[-2] == 0 or Q.shape[-1] == 0:
+        raise ValueError(f"K needs at least one position and a width d_k of at least 1, got Q {Q.shape} and K {K.shape}")
+    if not isinstance(causal, (bool, np.bool_)):
+        raise TypeError(f"causal must be True or False, got {causal!r} of type {type(causal).__name__}")
+    if causal and Q.shape[-2] != K.shape[-2]:
+        raise ValueError(
+            f"causal=True needs as many queries as keys (self-attention), got Q {Q.shape} and K {K.shape}"
+        )
+    return Q, K, V, lead
+
+
+def attention_chunked(Q, K, V, *, block=64, causal=False):
+    r"""Scaled dot-product attention computed one block of keys at a time.
+
+    For each block :math:`j` of keys, with scores
+    :math:`S_j = Q K_j^\top / \sqrt{d_k}` and per-row running values
+    :math:`m` (maximum), :math:`\ell` (denominator) and :math:`O` (unnormalised output):
+
+    .. math::
+        m' = \max(m, \max_{\text{row}} S_j), \quad
+        P_j = e^{S_j - m'}, \quad
+        \ell \leftarrow e^{m - m'}\,\ell + \textstyle\sum_{\text{row}} P_j, \quad
+        O \leftarrow e^{m - m'}\,O + P_j V_j
+
+    and at the end :math:`\operatorname{softmax}(Q K^\top/\sqrt{d_k})\,V = O / \ell`.
+
+    Parameters
+    ----------
+    Q : array_like, shape (..., T, d_k)
+    K : array_like, shape (..., S, d_k)
+    V : array_like, shape (..., S, d_v)
+    block : int
+        Keys per block. Scores are held for ``T x block`` pairs at a time.
+    causal : bool
+        If true, query ``t`` sees only keys ``s <= t`` (needs ``S = T``).
+        Blocks wholly in the future of a query are skipped for it.
+
+    Returns
+    -------
+    ndarray, shape (..., T, d_v)
+        The attention output. The weights are never formed, so none are returned.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> Q, K, V = rng.normal(size=(3, 5, 2))
+    >>> from mha import scaled_dot_product_attention
+    >>> plain, _ = scaled_dot_product_attention(Q, K, V)
+    >>> np.allclose(attention_chunked(Q, K, V, block=2), plain)
+    True
+    """
+    Q, K, V, lead = _check_qkv(Q, K, V, causal)
+    block = check_positive_int(block, "block")
+    T, d_k = Q.shape[-2:]
+    S, d_v = V.shape[-2:]
+    dtype = np.result_type(Q, K, V)
+    scale = dtype.type(1.0 / np.sqrt(d_k))
+    m = np.full((*lead, T, 1), -np.inf, dtype=dtype)  # running row maximum
+    ell = np.zeros((*lead, T, 1), dtype=dtype)  # running softmax denominator
+    O = np.zeros((*lead, T, d_v), dtype=dtype)  # running unnormalised output
+    for s0 in range(0, S, block):
+        s1 = min(s0 + block, S)
+        rows = slice(s0, T) if causal else slice(0, T)  # queries t < s0 see nothing here
+        Q_r = Q[..., rows, :]
+        S_j = (Q_r @ np.swapaxes(K[..., s0:s1, :], -1, -2)) * scale  # (..., t, d_k) @ (..., d_k, b) -> (..., t, b)
+        if causal:
+            t = np.arange(rows.start, T)[:, None]
+            S_j = np.where(np.arange(s0, s1)[None, :] <= t, S_j, -np.inf)
+        m_old = m[..., rows, :]
+        m_new = np.maximum(m_old, S_j.max(axis=-1, keepdims=True))  # (..., t, 1)
+        P = np.exp(S_j - m_new)  # (..., t, b); masked entries give exactly 0
+        rescale = np.exp(m_old - m_new)  # (..., t, 1); 0 on the first block (m_old = -inf)
+        ell[..., rows, :] = rescale * ell[..., rows, :] + P.sum(axis=-1, keepdims=True)
+        O[..., rows, :] = rescale * O[..., rows, :] + P @ V[..., s0:s1, :]  # (..., t, b) @ (..., b, d_v)
+        m[..., rows, :] = m_new
+    return O / ell  # (..., T, d_v)
