@@ -190,3 +190,41 @@ def test_every_model_cites_a_reference_in_the_bibliography():
 def test_unknown_model_is_named():
     with pytest.raises(ValueError, match="GPT-5"):
         get_model("GPT-5")
+
+
+# ---- measurement helpers (mha.timing) -------------------------------------------------------
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 4), st.integers(1, 4), st.integers(1, 3), st.integers(1, 6), st.integers(0, 999))
+def test_loop_over_heads_equals_the_batched_layer(h, d_k, d_v, T, seed):
+    from mha.timing import multi_head_attention_loop
+    rng = np.random.default_rng(seed)
+    d = 5
+    X = rng.normal(size=(2, T, d))
+    W = (rng.normal(size=(d, h * d_k)), rng.normal(size=(d, h * d_k)), rng.normal(size=(d, h * d_v)),
+         rng.normal(size=(h * d_v, 3)))
+    Y, _ = mha.multi_head_attention(X, *W, h=h)
+    np.testing.assert_allclose(multi_head_attention_loop(X, *W, h), Y, rtol=0, atol=1e-12)
+
+
+def test_loop_over_heads_names_bad_input():
+    from mha.timing import multi_head_attention_loop
+    W = np.ones((4, 4))
+    with pytest.raises(ValueError, match="h=3"):
+        multi_head_attention_loop(np.ones((2, 4)), W, W, W, W, 3)
+    with pytest.raises(ValueError, match="d_model=5"):
+        multi_head_attention_loop(np.ones((2, 5)), W, W, W, W, 2)
+    with pytest.raises(TypeError, match="W_V"):
+        multi_head_attention_loop(np.ones((2, 4)), W, W, None, W, 2)
+
+
+def test_peak_bytes_sees_numpy_arrays_and_best_time_is_positive():
+    from mha.timing import best_time, peak_bytes
+    result, peak = peak_bytes(np.ones, (500, 500))
+    assert result.shape == (500, 500)
+    assert 500 * 500 * 8 <= peak < 2 * 500 * 500 * 8
+    assert 0 < best_time(np.ones, (10, 10), repeat=2, number=3) < 1
+    with pytest.raises(TypeError, match="callable"):
+        peak_bytes(42)
+    with pytest.raises(ValueError, match="repeat"):
+        best_time(np.ones, 3, repeat=0)

@@ -14,8 +14,7 @@ import tracemalloc
 
 import numpy as np
 
-from ._validate import check_positive_int
-from .attention import _check_layer, merge_heads, softmax
+from ._validate import as_float_array, check_ndim, check_positive_int
 
 __all__ = ["best_time", "peak_bytes", "multi_head_attention_loop"]
 
@@ -72,6 +71,25 @@ def peak_bytes(func, *args, **kwargs):
     return result, peak - before
 
 
+def _check_loop_layer(X, W_Q, W_K, W_V, W_O, h):
+    """Arrays and sizes ``(h, d_k, d_v)`` of a plain multi-head layer, or a clear error."""
+    X = as_float_array(X, "X")
+    check_ndim(X, "X", 2, "(..., T, d_model)")
+    W = {name: as_float_array(w, name) for name, w in
+         (("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V), ("W_O", W_O))}
+    for name, w in W.items():
+        check_ndim(w, name, 2, "(rows, columns)", exact=True)
+    h = check_positive_int(h, "h")
+    d = X.shape[-1]
+    if W["W_Q"].shape != W["W_K"].shape or W["W_Q"].shape[0] != d or W["W_V"].shape[0] != d:
+        raise ValueError(f"W_Q {W['W_Q'].shape} and W_K {W['W_K'].shape} must have the same shape, and "
+                         f"W_Q, W_K, W_V {W['W_V'].shape} must have d_model={d} rows (X has shape {X.shape})")
+    if W["W_Q"].shape[1] % h or W["W_V"].shape[1] % h or W["W_O"].shape[0] != W["W_V"].shape[1]:
+        raise ValueError(f"h={h} must divide the widths of W_Q {W['W_Q'].shape} and W_V {W['W_V'].shape}, "
+                         f"and W_O {W['W_O'].shape} needs as many rows as W_V has columns")
+    return X, W, h, W["W_Q"].shape[1] // h, W["W_V"].shape[1] // h
+
+
 def multi_head_attention_loop(X, W_Q, W_K, W_V, W_O, h):
     """Multi-head attention with a Python loop over the heads.
 
@@ -91,13 +109,15 @@ def multi_head_attention_loop(X, W_Q, W_K, W_V, W_O, h):
     >>> np.allclose(multi_head_attention_loop(ex.X, *ex.weights, h=2), Y)
     True
     """
-    X, W_Q, W_K, W_V, W_O, h, g, d_k, d_v = _check_layer(X, W_Q, W_K, W_V, W_O, h, None)
+    X, W, h, d_k, d_v = _check_loop_layer(X, W_Q, W_K, W_V, W_O, h)
     heads = []
     for i in range(h):
-        q = X @ W_Q[:, i * d_k:(i + 1) * d_k]  # (..., T, d) -> (..., T, d_k)
-        k = X @ W_K[:, i * d_k:(i + 1) * d_k]  # (..., T, d) -> (..., T, d_k)
-        v = X @ W_V[:, i * d_v:(i + 1) * d_v]  # (..., T, d) -> (..., T, d_v)
-        A = softmax(q @ np.swapaxes(k, -1, -2) / math.sqrt(d_k), axis=-1)  # (..., T, T)
+        q = X @ W["W_Q"][:, i * d_k:(i + 1) * d_k]  # (..., T, d) -> (..., T, d_k)
+        k = X @ W["W_K"][:, i * d_k:(i + 1) * d_k]  # (..., T, d) -> (..., T, d_k)
+        v = X @ W["W_V"][:, i * d_v:(i + 1) * d_v]  # (..., T, d) -> (..., T, d_v)
+        scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(d_k)  # (..., T, d_k) @ (..., d_k, T) -> (..., T, T)
+        A = np.exp(scores - scores.max(axis=-1, keepdims=True))  # softmax, as in the core
+        A /= A.sum(axis=-1, keepdims=True)
         heads.append(A @ v)  # (..., T, T) @ (..., T, d_v) -> (..., T, d_v)
-    concat = merge_heads(np.stack(heads, axis=-3))  # h x (..., T, d_v) -> (..., T, h*d_v)
-    return concat @ W_O  # (..., T, h*d_v) -> (..., T, d_out)
+    concat = np.concatenate(heads, axis=-1)  # h x (..., T, d_v) -> (..., T, h*d_v)
+    return concat @ W["W_O"]  # (..., T, h*d_v) -> (..., T, d_out)
