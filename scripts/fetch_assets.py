@@ -9,17 +9,18 @@ unpacks only the files the site loads at run time:
 
 * ``mathjax/``: ``tex-mml-chtml.js``, the CHTML web fonts it requests per glyph, the TeX
   extensions ``autoload`` fetches on first use (``\\boldsymbol``, ``\\cancel``, ...), and the
-  accessibility components (plus English/Nemeth speech rules) that its context menu can load.
+  accessibility components (plus English speech rules) that its context menu can load.
 * ``requirejs/require.js``.
-* ``html-manager/``: ``embed-amd.js`` (one bundle, no chunks) and the Font Awesome web fonts
-  its CSS references (they are resolved next to the bundle: they 404 when missing).
+* ``html-manager/``: ``embed-amd.js`` (one bundle, no chunks), the Font Awesome woff2 fonts its
+  CSS asks for, and ``offline-setup.js`` (written here, not from npm), which configures
+  RequireJS so the fonts resolve to this folder (otherwise to the page's folder: 404) and
+  translates ipywidgets' MathJax 2 call (``MathJax.Hub.Queue``) to MathJax 3.
 
-It is idempotent: when ``_assets/manifest.json`` already records the pinned versions and every
-file is present with its recorded size, it does nothing but print the total size. Stdlib only.
+It is idempotent: when ``_assets/.manifest.json`` already records the pinned versions and every
+file is present with its recorded sha256, it does nothing but print the total size (~0.3 s).
+Stdlib only.
 
-Usage: ``python scripts/fetch_assets.py [--force] [--verify]``
-  --force   re-extract even when up to date
-  --verify  also re-hash every unpacked file against the manifest (sha256)
+Usage: ``python scripts/fetch_assets.py [--force]``   (--force: re-extract even when up to date)
 
 The tarball cache is ``$MHA_ASSETS_CACHE`` or ``~/.cache/mha-book-assets``.
 """
@@ -40,7 +41,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSETS = ROOT / "_assets"
-MANIFEST = ASSETS / "manifest.json"
+MANIFEST = ASSETS / ".manifest.json"  # a dotfile: Sphinx does not copy it into the site
 CACHE = Path(os.environ.get("MHA_ASSETS_CACHE", Path.home() / ".cache" / "mha-book-assets"))
 SCHEMA = 1
 
@@ -48,22 +49,67 @@ SCHEMA = 1
 # and (pattern inside the tarball -> path under the destination) rules; first match wins.
 # Patterns are fnmatch globs ("*" also crosses "/"); a rule's destination ending in "/"
 # keeps the part of the path that follows the pattern's fixed prefix.
+# Not from npm: the manager's settings for a site with no CDN. Loaded (see _config.yml) after
+# require.js and before embed-amd.js.
+OFFLINE_SETUP_JS = r"""/* Written by scripts/fetch_assets.py. Settings for the ipywidgets HTML manager on a site
+   that serves it itself. Load after require.js and before embed-amd.js. */
+(function () {
+  var script = document.currentScript;
+  if (!script || !script.src) return;
+  var here = script.src.split(/[?#]/)[0].replace(/[^\/]*$/, "");  // .../_static/html-manager/
+  if (window.requirejs) {
+    window.requirejs.config({
+      // Modules the bundle does not hold (third-party widgets) resolve against _static/ with
+      // data-jupyter-widgets-cdn="widget-modules/": on this site, never a CDN.
+      baseUrl: here + "../",
+      // The bundle's CSS (Font Awesome fonts) resolves against the AMD module's URL, by
+      // default <page folder>/@jupyter-widgets/html-manager/dist/: map that to this folder.
+      // (window.__jupyter_widgets_assets_path__ is set too late to affect that CSS.)
+      paths: { "@jupyter-widgets/html-manager/dist": here.replace(/\/$/, "") }
+    });
+  }
+  // ipywidgets typesets labels with the MathJax 2 API (MathJax.Hub.Queue); the site runs
+  // MathJax 3, where that call throws. Translate it once MathJax 3 has started.
+  function typeset(MJ, el) {
+    MJ.startup.promise
+      .then(function () { return MJ.typesetPromise(el ? [el] : undefined); })
+      .catch(function (err) { console.warn("MathJax could not typeset a widget label", err); });
+  }
+  function shim() {
+    var MJ = window.MathJax;
+    if (!MJ || MJ.Hub || !MJ.startup || !MJ.typesetPromise) return;
+    MJ.Hub = {
+      Queue: function () {
+        for (var i = 0; i < arguments.length; i++) {
+          var job = arguments[i];
+          if (Array.isArray(job) && job[0] === "Typeset") typeset(MJ, job[2]);
+        }
+      }
+    };
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", shim);
+  else shim();
+  window.addEventListener("load", shim);
+})();
+"""
+
 PACKAGES = [
     {
         "name": "mathjax",
         "version": "3.2.2",
         "integrity": "sha512-Bt+SSVU8eBG27zChVewOicYs7Xsdt40qm4+UpHyX7k0/O9NliPc+x77k1/FEsPsjKPZGJvtRZM1vO+geW0OhGw==",
         "dest": "mathjax",
+        "generated": {},
         "exclude": ["package/es5/input/tex/extensions/all-packages.js"],
         "keep": [
             ("package/LICENSE", "LICENSE"),
             ("package/es5/tex-mml-chtml.js", "tex-mml-chtml.js"),
             ("package/es5/output/chtml/fonts/woff-v2/*.woff", "output/chtml/fonts/woff-v2/"),
             ("package/es5/input/tex/extensions/*.js", "input/tex/extensions/"),
+            # the context menu's accessibility options (explorer, speech) load these
             ("package/es5/a11y/*.js", "a11y/"),
             ("package/es5/sre/mathmaps/base.json", "sre/mathmaps/base.json"),
             ("package/es5/sre/mathmaps/en.json", "sre/mathmaps/en.json"),
-            ("package/es5/sre/mathmaps/nemeth.json", "sre/mathmaps/nemeth.json"),
         ],
     },
     {
@@ -71,6 +117,7 @@ PACKAGES = [
         "version": "2.3.8",
         "integrity": "sha512-7/cTSLOdYkNBNJcDMWf+luFvMriVm7eYxp4BcFCsAX0wF421Vyce5SXP17c+Jd5otXKGNehIonFlyQXSowL6Mw==",
         "dest": "requirejs",
+        "generated": {},
         "exclude": [],
         "keep": [("package/require.js", "require.js")],
     },
@@ -80,14 +127,14 @@ PACKAGES = [
         "version": "1.0.15",
         "integrity": "sha512-5thBIV6ymNgmPVOHvzx+gGy8ZSKmSazhtGw4/c4xJDVzRhG9PTeQsRjF3FUTopvFi//SABeNz1yp47bCrJ3CQA==",
         "dest": "html-manager",
+        "generated": {"offline-setup.js": OFFLINE_SETUP_JS},
         "exclude": [],
         "keep": [
             ("package/dist/embed-amd.js", "embed-amd.js"),
             ("package/dist/embed.js.LICENSE.txt", "THIRD-PARTY-LICENSES.txt"),
-            # Font Awesome 5 (solid, regular, brands). Browsers take the first format they
-            # support from @font-face; every current browser takes woff2, then woff.
+            # Font Awesome 5 (solid, regular, brands). @font-face lists eot, woff2, woff, ttf,
+            # svg; every current browser takes woff2, so the other formats are left out.
             ("package/dist/*.woff2", "./"),
-            ("package/dist/*.woff", "./"),
         ],
     },
 ]
@@ -179,6 +226,11 @@ def extract(pkg: dict, tarball: Path, dest: Path) -> dict[str, dict]:
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_bytes(data)
             files[rel] = {"size": len(data), "sha256": sha256_bytes(data)}
+    for rel, text in pkg["generated"].items():
+        data = text.encode()
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        (dest / rel).write_bytes(data)
+        files[rel] = {"size": len(data), "sha256": sha256_bytes(data), "generated": True}
     # every rule must have matched something, or the pin moved under us
     for pattern, _ in pkg["keep"]:
         with tarfile.open(tarball, "r:gz") as tar:
@@ -194,7 +246,7 @@ def load_manifest() -> dict | None:
         return None
 
 
-def up_to_date(manifest: dict | None, verify: bool) -> bool:
+def up_to_date(manifest: dict | None) -> bool:
     if not manifest or manifest.get("schema") != SCHEMA:
         return False
     recorded = {p["name"]: p for p in manifest.get("packages", [])}
@@ -204,11 +256,15 @@ def up_to_date(manifest: dict | None, verify: bool) -> bool:
             return False
         if rec.get("keep") != [list(k) for k in pkg["keep"]] or rec.get("exclude") != pkg["exclude"]:
             return False
+        for rel, text in pkg["generated"].items():
+            meta = rec["files"].get(rel)
+            if not meta or meta["sha256"] != sha256_bytes(text.encode()):
+                return False
         for rel, meta in rec["files"].items():
             path = ASSETS / pkg["dest"] / rel
             if not path.is_file() or path.stat().st_size != meta["size"]:
                 return False
-            if verify and sha256_bytes(path.read_bytes()) != meta["sha256"]:
+            if sha256_bytes(path.read_bytes()) != meta["sha256"]:
                 print(f"  {path.relative_to(ROOT)} differs from the manifest")
                 return False
     return True
@@ -231,11 +287,10 @@ def report(manifest: dict, status: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--force", action="store_true", help="re-extract even when up to date")
-    ap.add_argument("--verify", action="store_true", help="re-hash unpacked files (sha256)")
     args = ap.parse_args(argv)
 
     manifest = load_manifest()
-    if not args.force and up_to_date(manifest, args.verify):
+    if not args.force and up_to_date(manifest):
         report(manifest, "up to date")
         return 0
 

@@ -1,0 +1,263 @@
+"""Shared pytest fixtures. Append new sections below; keep each section self-contained."""
+
+# =================================================================================================
+# Browser fixtures: serve the built site (_build/html) on 127.0.0.1 and drive headless Chromium.
+# Used by tests/test_browser.py; any test may use them (mark it `@pytest.mark.browser`).
+#
+#   site_dir               Path of the built site; FAILS (does not skip) when it was not built.
+#                          Override with MHA_SITE_DIR (e.g. a scratch book's _build/html).
+#   site_server            base URL "http://127.0.0.1:PORT/" of a local server for site_dir.
+#   chromium               a playwright Browser (Debian /usr/bin/chromium, or $MHA_CHROMIUM).
+#   open_page              open_page("book/x.html") -> PageVisit: a loaded page in a fresh context
+#                          with every off-site request aborted and recorded, plus console/page
+#                          errors and failed requests (see PageVisit).
+#   slider_moves_picture   the function slider_moves_picture(page, scope=None, key=..., presses=1):
+#                          moves a widget slider with the keyboard and returns the picture shown
+#                          before and after (for IntSlider -> jslink -> Stack of Image widgets).
+# Playwright is imported lazily, so test modules that do not use the browser never need it.
+# =================================================================================================
+from __future__ import annotations
+
+import dataclasses
+import functools
+import http.server
+import os
+import threading
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM_PATH = os.environ.get("MHA_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def built_site_dir() -> Path:
+    """The built site: $MHA_SITE_DIR, else <repo>/_build/html."""
+    return Path(os.environ.get("MHA_SITE_DIR", REPO_ROOT / "_build" / "html")).resolve()
+
+
+@pytest.fixture(scope="session")
+def site_dir() -> Path:
+    site = built_site_dir()
+    if not (site / "index.html").is_file():
+        pytest.fail(
+            f"The built site is missing: {site / 'index.html'} does not exist.\n"
+            "Build the book first:  python scripts/fetch_assets.py && "
+            ".venv/bin/jupyter-book build . -W -n --keep-going",
+            pytrace=False,
+        )
+    return site
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    extensions_map = {
+        **http.server.SimpleHTTPRequestHandler.extensions_map,
+        ".js": "text/javascript",
+        ".mjs": "text/javascript",
+        ".json": "application/json",
+        ".woff": "font/woff",
+        ".woff2": "font/woff2",
+        ".svg": "image/svg+xml",
+    }
+
+    def log_message(self, format, *args):  # noqa: A002 - keep test output clean
+        pass
+
+
+@pytest.fixture(scope="session")
+def site_server(site_dir):
+    handler = functools.partial(_QuietHandler, directory=str(site_dir))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, name="site-server", daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    if not Path(CHROMIUM_PATH).is_file():
+        pytest.fail(f"Chromium not found at {CHROMIUM_PATH}: apt-get install -y chromium "
+                    "(never `playwright install`)", pytrace=False)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM_PATH, args=CHROMIUM_ARGS,
+                                     headless=True)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@dataclasses.dataclass
+class PageVisit:
+    """What one page load showed. Lists hold human-readable strings for assertion messages."""
+
+    page: object                      # playwright Page
+    url: str
+    requests: list = dataclasses.field(default_factory=list)        # every URL requested
+    offsite: list = dataclasses.field(default_factory=list)         # aborted: not the local server
+    failed: list = dataclasses.field(default_factory=list)          # HTTP >= 400 or network failure
+    console_errors: list = dataclasses.field(default_factory=list)
+    console_warnings: list = dataclasses.field(default_factory=list)
+    page_errors: list = dataclasses.field(default_factory=list)
+
+
+@pytest.fixture
+def open_page(chromium, site_server):
+    """open_page(path, wait_until="load") -> PageVisit, in a fresh browser context."""
+    origin = "{0.scheme}://{0.netloc}".format(urlsplit(site_server))
+    contexts = []
+
+    def _open(path: str, wait_until: str = "load") -> PageVisit:
+        context = chromium.new_context(viewport={"width": 1280, "height": 900},
+                                       service_workers="block")
+        contexts.append(context)
+        page = context.new_page()
+        visit = PageVisit(page=page, url=site_server + path.lstrip("/"))
+
+        def route(r):
+            url = r.request.url
+            if url.startswith(("data:", "blob:")) or url.startswith(origin + "/"):
+                r.continue_()
+            else:
+                visit.offsite.append(f"{r.request.resource_type} {url}")
+                r.abort("blockedbyclient")
+
+        context.route("**/*", route)
+        page.on("request", lambda req: visit.requests.append(req.url))
+        page.on("requestfailed", lambda req: "BLOCKED_BY_CLIENT" not in (req.failure or "")
+                and visit.failed.append(f"{req.url} ({req.failure})"))
+        page.on("response", lambda resp: resp.status >= 400 and visit.failed.append(
+            f"{resp.url} (HTTP {resp.status})"))
+        page.on("pageerror", lambda exc: visit.page_errors.append(str(exc)))
+
+        def console(msg):
+            where = msg.location.get("url", "") if msg.location else ""
+            if where == origin + "/favicon.ico":
+                # Chromium asks the server root for /favicon.ico by itself when a page
+                # declares no icon (not a request of the page, and off the book when it is
+                # served from a sub-path); set html.favicon in _config.yml to silence it.
+                visit.console_warnings.append(text_of(msg, where))
+                return
+            text = text_of(msg, where)
+            if msg.type == "error":
+                visit.console_errors.append(text)
+            elif msg.type == "warning":
+                visit.console_warnings.append(text)
+
+        def text_of(msg, where):
+            return f"{msg.text} [{where}]" if where else msg.text
+
+        page.on("console", console)
+        page.goto(visit.url, wait_until=wait_until)
+        return visit
+
+    yield _open
+    for context in contexts:
+        context.close()
+
+
+# ---- widget slider helper (importable: `from conftest import slider_moves_picture`, or use
+# ---- the fixture of the same name) ---------------------------------------------------------
+
+_VISIBLE_PICTURE_JS = """
+async (scope) => {
+  const imgs = Array.from((scope || document).querySelectorAll('img'))
+    .filter(img => img.checkVisibility ? img.checkVisibility() : img.offsetParent !== null);
+  if (!imgs.length) return null;
+  const img = imgs[0];
+  if (!img.complete) await new Promise(r => { img.onload = img.onerror = r; });
+  let digest = '';
+  try {
+    const buf = await (await fetch(img.src)).arrayBuffer();
+    const h = await crypto.subtle.digest('SHA-256', buf);
+    digest = Array.from(new Uint8Array(h)).map(b => b.toString(16).padStart(2, '0')).join('');
+  } catch (e) { digest = 'unreadable:' + e; }
+  return {src: img.src, digest: digest, width: img.naturalWidth};
+}
+"""
+
+_SLIDER_VALUE_JS = """
+(scope) => {
+  const h = (scope || document).querySelector('.noUi-handle');
+  const r = (scope || document).querySelector('.widget-readout');
+  return h ? (h.getAttribute('aria-valuenow') || (r && r.textContent)) : null;
+}
+"""
+
+
+@dataclasses.dataclass
+class SliderMove:
+    value_before: str | None
+    value_after: str | None
+    src_before: str
+    src_after: str
+    digest_before: str       # SHA-256 of the shown image's bytes (blob: URLs differ per view)
+    digest_after: str
+
+    @property
+    def picture_changed(self) -> bool:
+        return self.digest_before != self.digest_after
+
+
+def slider_moves_picture(page, scope=None, key: str = "ArrowRight", presses: int = 1,
+                         timeout: float = 5.0) -> SliderMove:
+    """Move the first widget slider in `scope` (a playwright Locator; default the whole page)
+    with the keyboard and return the visible picture before and after.
+
+    Works with ipywidgets 8 sliders (noUiSlider handle, keyboard support) linked in the browser,
+    e.g. ``jslink((slider, "value"), (stack, "selected_index"))`` with a ``Stack`` of ``Image``
+    frames: only the selected frame is in the DOM, so the visible <img> is compared by content.
+    If the slider does not move (it sits at its end) the opposite key is pressed instead.
+    Waits up to `timeout` seconds for the picture to change; check ``.picture_changed``.
+    """
+    root = scope.element_handle() if scope is not None else None
+    handle = (scope if scope is not None else page).locator(".noUi-handle").first
+    if handle.count() == 0:
+        raise AssertionError("no widget slider (.noUi-handle) found")
+    value_before = page.evaluate(_SLIDER_VALUE_JS, root)
+    before = page.evaluate(_VISIBLE_PICTURE_JS, root)
+    if before is None:
+        raise AssertionError("no visible <img> found next to the slider")
+    handle.focus()
+    for _ in range(presses):
+        handle.press(key)
+    opposite = {"ArrowRight": "ArrowLeft", "ArrowLeft": "ArrowRight", "ArrowUp": "ArrowDown",
+                "ArrowDown": "ArrowUp", "PageUp": "PageDown", "PageDown": "PageUp"}.get(key)
+    page.wait_for_timeout(50)
+    if opposite and page.evaluate(_SLIDER_VALUE_JS, root) == value_before:
+        for _ in range(presses):  # the slider was at its end: go the other way
+            handle.press(opposite)
+    deadline = time.monotonic() + timeout
+    after = before
+    while time.monotonic() < deadline:
+        page.wait_for_timeout(100)
+        after = page.evaluate(_VISIBLE_PICTURE_JS, root) or before
+        if after["digest"] != before["digest"]:
+            break
+    return SliderMove(value_before, page.evaluate(_SLIDER_VALUE_JS, root),
+                      before["src"], after["src"], before["digest"], after["digest"])
+
+
+@pytest.fixture(name="slider_moves_picture")
+def _slider_moves_picture_fixture():
+    return slider_moves_picture
+
+# ================================ end of browser fixtures ========================================
