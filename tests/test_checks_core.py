@@ -75,8 +75,8 @@ def test_labels_lists_every_coding_exercise_with_its_kind():
 # ----------------------------------------------------------------------------- Verdict
 
 @pytest.mark.parametrize(("status", "title", "icon"),
-                         [("correct", "Correct", "\u2705"), ("wrong", "Not quite", "\u274c"),
-                          ("not done", "Not done yet", "\u270f")])
+                         [("correct", "Correct", "\u2713"), ("wrong", "Not quite", "\u2717"),
+                          ("not done", "Not done yet", "\u270e")])
 def test_verdict_shows_its_state_as_text_and_html(status, title, icon):
     v = Verdict("ex-x", status, "look at `axis`.")
     assert v.ok == (status == "correct")
@@ -86,7 +86,7 @@ def test_verdict_shows_its_state_as_text_and_html(status, title, icon):
     page = v._repr_html_()
     assert 'role="status"' in page
     assert f"mha-verdict-{status.replace(' ', '-')}" in page
-    assert f"<strong>{icon}" in page and f"{title}.</strong>" in page
+    assert f'<strong><span aria-hidden="true">{icon}</span> {title}:</strong>' in page
     assert "<code>axis</code>" in page
     assert "border-left" in page and "background" in page
 

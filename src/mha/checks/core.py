@@ -44,7 +44,8 @@ __all__ = [
 _REGISTRY: dict = {}
 
 _STATUSES = ("correct", "not done", "wrong")
-_ICONS = {"correct": "\u2705", "wrong": "\u274c", "not done": "\u270f\ufe0f"}
+# Plain symbols that common text fonts carry (emoji fonts are not everywhere).
+_ICONS = {"correct": "\u2713", "wrong": "\u2717", "not done": "\u270e"}
 _TITLES = {"correct": "Correct", "wrong": "Not quite", "not done": "Not done yet"}
 # Okabe-Ito accents (colour-blind safe); the icon and the title carry the meaning too.
 _ACCENTS = {"correct": ("#009E73", "#e8f6f0"), "wrong": ("#D55E00", "#fcefe6"),
@@ -124,7 +125,8 @@ class Verdict:
         return (
             f'<div class="mha-verdict mha-verdict-{self.status.replace(" ", "-")}" role="status" '
             f'style="{style}">'
-            f"<strong>{_ICONS[self.status]} {_TITLES[self.status]}.</strong> {_code_to_html(self.message)}"
+            f'<strong><span aria-hidden="true">{_ICONS[self.status]}</span> {_TITLES[self.status]}:</strong> '
+            f"{_code_to_html(self.message)}"
             f' <span style="color:#555;font-size:0.85em;">({html.escape(self.label)})</span></div>'
         )
 
