@@ -6,7 +6,8 @@ has a registered checker, that a folded ``{solution-start} <label>`` ...
 ``mha.checks.check("<label>", ...)`` both in the exercise (the reader's check
 cell) and in the solution (so that every build proves the solution passes).
 In the other direction, every registered checker must belong to an exercise in
-some chapter, and every check call must name an exercise of its own chapter.
+some chapter, every check call must name an exercise of its own chapter, and
+every page with exercises must be listed in _toc.yml (else it is never built).
 
 Nothing is skipped: a book without exercises, or a checker without a chapter,
 fails with the list of what is missing.
@@ -228,6 +229,31 @@ def test_every_registered_checker_belongs_to_an_exercise_in_a_chapter():
     in_book = {ex.label for ex in exercises}
     orphans = sorted(set(mha.checks.labels()) - in_book)
     assert not orphans, ("registered checkers with no {exercise} in book/*.md: " + ", ".join(orphans))
+
+
+def _toc_files(node) -> set[str]:
+    """Every ``file:`` entry of a parsed _toc.yml, without its extension."""
+    found = set()
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in ("file", "root") and isinstance(value, str):
+                found.add(value.rsplit(".", 1)[0] if value.endswith((".md", ".ipynb")) else value)
+            else:
+                found |= _toc_files(value)
+    elif isinstance(node, list):
+        for item in node:
+            found |= _toc_files(item)
+    return found
+
+
+def test_every_page_with_exercises_is_built():
+    """A page left out of _toc.yml is not built, so its solutions would never be checked."""
+    yaml = pytest.importorskip("yaml")
+    toc = yaml.safe_load((BOOK.parent / "_toc.yml").read_text(encoding="utf-8"))
+    listed = _toc_files(toc)
+    exercises, _ = book_exercises()
+    missing = sorted({ex.page for ex in exercises if ex.page.rsplit(".", 1)[0] not in listed})
+    assert not missing, "pages with exercises that _toc.yml does not list: " + ", ".join(missing)
 
 
 # ----------------------------------------------------------------------------- the parser itself
