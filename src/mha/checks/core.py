@@ -448,9 +448,7 @@ def compare(got, expected, what: str = "your answer", *, atol: float = 1e-8, rto
     more = f" ({len(bad)} entries differ in all)" if len(bad) > 1 else ""
     diff = np.abs(got - expected)
     near = rounding_hint and bool((diff <= np.maximum(0.05 * np.abs(expected), max(10 * atol, 5e-3))).all())
-    if near:
-        tail = " It is close, but not within the tolerance: if you rounded, keep more decimals."
-    else:
-        tail = f" {hint}" if hint else ""
+    tail = " It is close, but not within the tolerance: if you rounded, keep more decimals." if near else ""
+    tail += f" {hint}" if hint else ""
     wrong(f"{place}{more}.{tail}")
 
