@@ -35,7 +35,8 @@ def main() -> int:
     BUILD.mkdir()
     jb = Path(sys.executable).with_name("jupyter-book")
     cmd = [str(jb), "build", str(ROOT), "-W", "-n", "--keep-going"]
-    env = {**os.environ, "PYDEVD_DISABLE_FILE_VALIDATION": "1", "MPLBACKEND": "Agg"}
+    env = {**os.environ, "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
+    env.pop("MPLBACKEND", None)  # the kernels must use the inline backend, or figures vanish
     start = time.perf_counter()
     lines = []
     with subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
