@@ -120,7 +120,8 @@ def test_grouped_query_attention(sizes, group):
     X = rng.normal(size=(B, T, d))
     W = dict(W_Q=rng.normal(size=(d, h * d_k)), W_K=rng.normal(size=(d, g * d_k)),
              W_V=rng.normal(size=(d, g * d_k)), W_O=rng.normal(size=(h * d_k, d)))
-    x, (W_Q, W_K, W_V, W_O) = torch.from_numpy(X), (torch.from_numpy(w) for w in W.values())
+    W_Q, W_K, W_V, W_O = (torch.from_numpy(w) for w in W.values())
+    x = torch.from_numpy(X)
     q = (x @ W_Q).view(B, T, h, d_k).transpose(1, 2)  # (B, h, T, d_k)
     k = (x @ W_K).view(B, T, g, d_k).transpose(1, 2)  # (B, g, T, d_k)
     v = (x @ W_V).view(B, T, g, d_k).transpose(1, 2)  # (B, g, T, d_k)

@@ -54,7 +54,8 @@ def _check_flag(value, name):
     return bool(value)
 
 
-def attention_param_count(d, h, d_k=None, bias=False, n_kv_heads=None):
+def attention_param_count(d, h,  # model width, query heads
+                          d_k=None, bias=False, n_kv_heads=None):
     r"""Number of trainable parameters in one attention layer.
 
     .. math::

@@ -71,12 +71,11 @@ def peak_bytes(func, *args, **kwargs):
     return result, peak - before
 
 
-def _check_loop_layer(X, W_Q, W_K, W_V, W_O, h):
+def _check_loop_layer(X, h, **weights):
     """Arrays and sizes ``(h, d_k, d_v)`` of a plain multi-head layer, or a clear error."""
     X = as_float_array(X, "X")
     check_ndim(X, "X", 2, "(..., T, d_model)")
-    W = {name: as_float_array(w, name) for name, w in
-         (("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V), ("W_O", W_O))}
+    W = {name: as_float_array(w, name) for name, w in weights.items()}
     for name, w in W.items():
         check_ndim(w, name, 2, "(rows, columns)", exact=True)
     h = check_positive_int(h, "h")
@@ -90,7 +89,8 @@ def _check_loop_layer(X, W_Q, W_K, W_V, W_O, h):
     return X, W, h, W["W_Q"].shape[1] // h, W["W_V"].shape[1] // h
 
 
-def multi_head_attention_loop(X, W_Q, W_K, W_V, W_O, h):
+def multi_head_attention_loop(X, W_Q, W_K, W_V,  # as in mha.multi_head_attention
+                              W_O, h):
     """Multi-head attention with a Python loop over the heads.
 
     Head ``i`` projects ``X`` with its own ``d_k`` columns of ``W_Q``, ``W_K``
@@ -109,7 +109,7 @@ def multi_head_attention_loop(X, W_Q, W_K, W_V, W_O, h):
     >>> np.allclose(multi_head_attention_loop(ex.X, *ex.weights, h=2), Y)
     True
     """
-    X, W, h, d_k, d_v = _check_loop_layer(X, W_Q, W_K, W_V, W_O, h)
+    X, W, h, d_k, d_v = _check_loop_layer(X, h, W_Q=W_Q, W_K=W_K, W_V=W_V, W_O=W_O)
     heads = []
     for i in range(h):
         q = X @ W["W_Q"][:, i * d_k:(i + 1) * d_k]  # (..., T, d) -> (..., T, d_k)
