@@ -12,6 +12,7 @@ import numpy as np
 
 from ..attention import softmax as _softmax
 from ..papers import VASWANI2017_TABLE3_A, best_bleu
+from ..rank import q_sweep_weights
 from .core import answer_array, call_learner, checker, compare, is_unfinished, not_done, wrong
 
 __all__ = ["KEYS", "TOKENS", "weights_for_q"]
@@ -174,7 +175,7 @@ TOKENS = ("I", "love", "LLMs")
 
 def weights_for_q(q):
     """Weights of a ``d_k = 1`` head with keys (2, 0, 1) for the query ``q`` (no scaling: sqrt(1) = 1)."""
-    return _softmax(np.multiply.outer(np.asarray(q, dtype=float), KEYS))  # (...) -> (..., 3)
+    return q_sweep_weights(q, KEYS)  # () -> (3,), (m,) -> (m, 3)
 
 
 def _one_q(answer, what="your q"):
