@@ -228,3 +228,15 @@ def test_peak_bytes_sees_numpy_arrays_and_best_time_is_positive():
         peak_bytes(42)
     with pytest.raises(ValueError, match="repeat"):
         best_time(np.ones, 3, repeat=0)
+
+
+def test_best_times_runs_every_function_in_turn():
+    from mha.timing import best_times
+    calls = []
+    t = best_times({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")}, repeat=3)
+    assert calls == ["a", "b"] * 3
+    assert set(t) == {"a", "b"} and all(v >= 0 for v in t.values())
+    with pytest.raises(TypeError, match="dict"):
+        best_times([np.ones])
+    with pytest.raises(ValueError, match="repeat"):
+        best_times({"a": np.ones}, repeat=0)

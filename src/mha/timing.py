@@ -16,7 +16,7 @@ import numpy as np
 
 from ._validate import as_float_array, check_ndim, check_positive_int
 
-__all__ = ["best_time", "peak_bytes", "multi_head_attention_loop"]
+__all__ = ["best_time", "best_times", "peak_bytes", "multi_head_attention_loop"]
 
 
 def best_time(func, *args, repeat=5, number=1, **kwargs):
@@ -40,6 +40,31 @@ def best_time(func, *args, repeat=5, number=1, **kwargs):
         for _ in range(number):
             func(*args, **kwargs)
         best = min(best, (time.perf_counter() - start) / number)
+    return best
+
+
+def best_times(funcs, *, repeat=5):
+    """Shortest time of each zero-argument function in ``funcs`` (a dict), in seconds.
+
+    The functions take turns, round after round, so a burst of other work on
+    the machine slows all of them alike instead of only the one that happened
+    to be running.
+
+    Examples
+    --------
+    >>> t = best_times({"short": lambda: sum(range(10)), "long": lambda: sum(range(100_000))})
+    >>> t["short"] < t["long"]
+    True
+    """
+    repeat = check_positive_int(repeat, "repeat")
+    if not isinstance(funcs, dict) or not all(callable(f) for f in funcs.values()):
+        raise TypeError("funcs must be a dict of name -> function taking no arguments")
+    best = dict.fromkeys(funcs, float("inf"))
+    for _ in range(repeat):
+        for name, func in funcs.items():
+            start = time.perf_counter()
+            func()
+            best[name] = min(best[name], time.perf_counter() - start)
     return best
 
 
