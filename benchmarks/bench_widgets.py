@@ -1,0 +1,123 @@
+"""Benchmark of the three sweep widgets (issue 3): build time, page weight, live update time.
+
+For each widget it prints
+  * frames: pictures precomputed for the static page,
+  * build s: seconds to build the widget with all its frames (fits included, fit cache cleared),
+             the median of a few builds,
+  * page KB: bytes the widget adds to the page, i.e. the JSON of its embedded widget state
+             (ipywidgets.embed.embed_data on the widget's own models), and the PNG bytes inside it,
+  * live ms: median time of one live update (compute + render) over 50 updates of the widget's
+             live version in this process (no browser or kernel round trip).
+Targets from the issue: build <= 1.5 s, page <= 1 MB per widget, live update <= 50 ms median.
+
+Run:  .venv/bin/python benchmarks/bench_widgets.py
+"""
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import time
+
+import numpy as np
+from ipywidgets.embed import dependency_state, embed_data
+from ipywidgets.widgets.widget import _instances
+from ipywidgets.widgets.widget_link import Link
+
+import mha
+from mha import rank, widgets
+
+BUILDS = 3
+UPDATES = 50
+
+
+def frame_images(box):
+    """PNG bytes of every frame in a static sweep (slider linked to a Stack of frames)."""
+    stack = box.children[2]
+    return [page.children[0].value for page in stack.children]
+
+
+def page_bytes(box):
+    """Embedded state of the widget's models plus the jslink that ties slider to frames."""
+    slider = box.children[1]
+    links = [w for w in list(_instances.values()) if isinstance(w, Link) and w.source[0] is slider]
+    data = embed_data(views=[box], state=dependency_state([box, *links]))
+    return len(json.dumps(data["manager_state"])) + len(json.dumps(data["view_specs"]))
+
+
+def build_seconds(make):
+    times = []
+    for _ in range(BUILDS):
+        rank._fit_cached.cache_clear()
+        start = time.perf_counter()
+        box = make()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), box
+
+
+def live_ms(set_value, values):
+    times = []
+    for v in values:
+        start = time.perf_counter()
+        set_value(v)
+        times.append(time.perf_counter() - start)
+    return 1000 * statistics.median(times)
+
+
+def live_q():
+    box = mha.widgets.q_sweep_live()
+    q = box.children[2]
+    return live_ms(lambda v: setattr(q, "value", float(v)), np.linspace(-4.9, 4.9, UPDATES))
+
+
+def live_h():
+    box = widgets.h_sweep_live()
+    h = box.children[3]
+    stops = list(h.options)
+    return live_ms(lambda i: setattr(h, "value", stops[i % len(stops)]), range(1, UPDATES + 1))
+
+
+def live_dk(n):
+    box = widgets.dk_sweep_live(n=n)
+    d_k = box.children[2]
+    return live_ms(lambda i: setattr(d_k, "value", 1 + i % n), range(1, UPDATES + 1))
+
+
+def cold_target_seconds(n):
+    """A typed target in dk_sweep_live: every d_k is fitted afresh before the first picture."""
+    box = widgets.dk_sweep_live(n=n)
+    table = box.children[1]
+    A = rank.target_random(n, seed=7)
+    rank._fit_cached.cache_clear()
+    start = time.perf_counter()
+    table.value = "\n".join(" ".join(f"{v:.4f}" for v in row) for row in A)
+    return time.perf_counter() - start
+
+
+def main():
+    # Warm up imports, fonts and NumPy once, so the first row does not pay for them.
+    widgets.dk_sweep(n=3)
+    cases = [
+        ("q_sweep()", widgets.q_sweep, live_q),
+        ("h_sweep(d=12)", widgets.h_sweep, live_h),
+        ("h_sweep(layer=i_love_llms())", lambda: widgets.h_sweep(layer=mha.examples.i_love_llms()), live_h),
+        ("dk_sweep(n=4)", lambda: widgets.dk_sweep(n=4), lambda: live_dk(4)),
+        ("dk_sweep(n=6)", lambda: widgets.dk_sweep(n=6), lambda: live_dk(6)),
+    ]
+    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} (other work slows every figure)")
+    head = f"{'widget':30s} {'frames':>6s} {'build s':>8s} {'page KB':>8s} {'PNG KB':>7s} {'max PNG KB':>10s} {'live ms':>8s}"
+    print(head)
+    print("-" * len(head))
+    for name, make, live in cases:
+        seconds, box = build_seconds(make)
+        pngs = frame_images(box)
+        print(f"{name:30s} {len(pngs):6d} {seconds:8.2f} {page_bytes(box) / 1e3:8.0f} "
+              f"{sum(map(len, pngs)) / 1e3:7.0f} {max(map(len, pngs)) / 1e3:10.1f} {live():8.1f}")
+    for n in (4, 6):
+        print(f"dk_sweep_live(n={n}): a new typed target (fits for every d_k, then the picture): "
+              f"{cold_target_seconds(n):.2f} s")
+    print("targets: build <= 1.5 s, page <= 1000 KB per widget, live update <= 50 ms (median)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,640 @@
+"""The book's three sweeps as widgets that work on the static site and in a kernel.
+
+* :func:`q_sweep` -- the smallest head (``d_k = 1``): one query scalar ``q``
+  sets a whole row of weights.
+* :func:`h_sweep` -- which columns of ``Q``, ``K`` and ``V`` each of ``h``
+  heads receives, the wrong reshape next to the right split, and each head's
+  attention map.
+* :func:`dk_sweep` -- the best pattern a head of width ``d_k`` reaches for a
+  target, the error left, and the singular values of its scores.
+
+How they work without a kernel: every frame is drawn once, when the page is
+built, as a PNG. The frames sit in a ``Stack`` and the slider is linked to the
+stack in the browser (``jslink``), so moving the slider on the static page
+shows another frame with no Python behind it. In a live kernel the same
+widgets work, and :func:`q_sweep_live` and :func:`dk_sweep_live` take free
+input (your own keys, your own target) and redraw on every change.
+
+This module only draws and links; the numbers come from :mod:`mha.rank`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import io
+
+import ipywidgets as widgets
+import matplotlib
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import ListedColormap
+from matplotlib.figure import Figure
+from PIL import Image as PILImage
+
+from . import rank
+from .plotting import OKABE_ITO, heatmap, use_book_style
+
+__all__ = ["dk_sweep", "dk_sweep_live", "h_sweep", "h_sweep_live", "q_sweep", "q_sweep_live"]
+
+#: Okabe-Ito without black: one colour per token or head (black is kept for text and markers).
+PALETTE = OKABE_ITO[:7]
+_DARK = {"#0072B2", "#009E73", "#D55E00", "#CC79A7"}  # colours that need white text
+KL_FLOOR = 1e-9  # a KL below this is drawn on the floor of the log axis and read "≈ 0"
+
+
+@contextlib.contextmanager
+def _book_style():
+    """The book's matplotlib style, without changing the caller's settings."""
+    with matplotlib.rc_context():
+        use_book_style()
+        yield
+
+
+def _png(canvas):
+    """The canvas as a small PNG: 64 colours (plots have few), no dithering.
+
+    Rendered figures here are flat colours, lines and text, so a palette PNG
+    looks the same as a full-colour one at about a quarter of the bytes, and
+    encodes faster (``mha.plotting.figure_png`` writes full colour).
+    """
+    image = PILImage.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
+    small = image.convert("RGB").quantize(64, method=PILImage.Quantize.FASTOCTREE, dither=PILImage.Dither.NONE)
+    buf = io.BytesIO()
+    small.save(buf, format="png")
+    return buf.getvalue()
+
+
+class _Painter:
+    """A figure whose fixed parts are drawn once; each frame redraws only the moving artists.
+
+    Subclasses build ``self.fig`` and call :meth:`_freeze` with the artists that
+    change between frames (blitting: the rest is kept as a saved background).
+    """
+
+    def _freeze(self, moving):
+        self.canvas = FigureCanvasAgg(self.fig)
+        for artist in moving:
+            artist.set_animated(True)  # left out of the background, still counted by the layout
+        with _book_style():
+            self.canvas.draw()  # lays out (constrained) and draws the background ...
+        self.fig.set_layout_engine("none")  # ... and that layout is kept for every frame
+        self.background = self.canvas.copy_from_bbox(self.fig.bbox)
+        self.moving = moving
+
+    def _frame(self):
+        self.canvas.restore_region(self.background)
+        with _book_style():
+            for artist in self.moving:
+                self.fig.draw_artist(artist)
+        return _png(self.canvas)
+
+
+def _num(x, fmt):
+    """A number formatted with a true minus sign (read out as "minus")."""
+    return format(x, fmt).replace("-", "\u2212")
+
+
+def _colour(i):
+    return PALETTE[i % len(PALETTE)]
+
+
+# ================================================================ the static frame stack
+def _frame_stack(frames, labels, *, start, description, intro, dom_class):
+    """A slider linked in the browser to a Stack of (picture, caption) frames.
+
+    ``frames`` is a list of ``(png_bytes, caption)``. The slider's ``index``
+    is linked to the stack's ``selected_index`` with ``jslink``, so the page
+    needs no kernel to switch frames.
+    """
+    image_layout = widgets.Layout(max_width="100%", height="auto")
+    caption_style = {"font_size": "0.9em"}
+    pages = [widgets.VBox([widgets.Image(value=png, format="png", layout=image_layout, tooltip=text),
+                           widgets.HTML(f"<p>{html.escape(text)}</p>", style=caption_style)])
+             for png, text in frames]
+    stack = widgets.Stack(pages, selected_index=start)
+    slider = widgets.SelectionSlider(options=[(label, i) for i, label in enumerate(labels)], index=start,
+                                     description=description, continuous_update=True,
+                                     style={"description_width": "initial"},
+                                     layout=widgets.Layout(width="95%", max_width="40em"))
+    widgets.jslink((slider, "index"), (stack, "selected_index"))
+    box = widgets.VBox([widgets.HTML(f"<p>{intro}</p>"), slider, stack])
+    box.add_class("mha-sweep")
+    box.add_class(dom_class)
+    return box
+
+
+# ================================================================ q sweep
+def _check_tokens(tokens, n, what):
+    if tokens is None:
+        return tuple(f"token {i + 1}" for i in range(n))
+    tokens = tuple(str(t) for t in tokens)
+    if len(tokens) != n:
+        raise ValueError(f"tokens must name each of the {n} {what}, got {len(tokens)}: {tokens}")
+    return tokens
+
+
+class _QPainter(_Painter):
+    """One figure for the q sweep: the row's weights as bars, and every weight against q."""
+
+    def __init__(self, keys, tokens, q_range=(-5.0, 5.0)):
+        self.keys = np.asarray(keys, dtype=float)
+        n = self.keys.size
+        qs = np.linspace(*q_range, 241)
+        curves = rank.q_sweep_weights(qs, self.keys)
+        colours = [_colour(j) for j in range(n)]
+        with _book_style():
+            self.fig = Figure(figsize=(7.6, 2.8), layout="constrained")
+            ax_bar, ax = self.fig.subplots(1, 2, width_ratios=(1, 1.7))
+            self.bars = ax_bar.bar(range(n), np.zeros(n), color=colours)
+            self.values = [ax_bar.text(j, 0, "", ha="center", va="bottom", fontsize=9) for j in range(n)]
+            ax_bar.set_xticks(range(n), labels=[f"{t}\nkey {k:g}" for t, k in zip(tokens, self.keys)])
+            ax_bar.set_ylim(0, 1.15)
+            ax_bar.set_ylabel("weight")
+            self.title = ax_bar.set_title("")
+            for j in range(n):
+                ax.plot(qs, curves[:, j], color=colours[j], lw=2, label=tokens[j])
+            ax.axhline(0.95, color="grey", lw=0.8, ls=":")
+            self._mark_facts(ax, tokens)
+            self.marker = ax.axvline(0.0, color="black", lw=1.2)
+            ax.set_xlim(*q_range)
+            ax.set_ylim(0, 1.05)
+            ax.set_xlabel("query q")
+            ax.set_title("every weight of the row against q")
+            ax.legend(loc="upper center", fontsize=8, framealpha=1)
+        self.draw_state(0.0, rank.q_sweep_weights(0.0, self.keys))
+        self._freeze([*self.bars, *self.values, self.title, self.marker])
+
+    def _mark_facts(self, ax, tokens):
+        """Thresholds of the extreme keys (weight 0.95) and peaks of the middle keys."""
+        for j, k in enumerate(self.keys):
+            if k in (self.keys.min(), self.keys.max()):
+                try:
+                    q_star = rank.q_threshold(self.keys, j, 0.95)
+                except ValueError:  # a shared extreme key never reaches 0.95
+                    continue
+                side = "<" if k == self.keys.min() else ">"
+                ax.axvline(q_star, color=_colour(j), lw=1, ls="--")
+                ax.annotate(f"{tokens[j]} > 0.95\nfor q {side} {_num(q_star, '.2f')}", (q_star, 0.55),
+                            xytext=(-4 if side == "<" else 4, 0), textcoords="offset points",
+                            ha="right" if side == "<" else "left", fontsize=8, color="black")
+            else:
+                q_best, w_best = rank.q_peak(self.keys, j)
+                ax.plot([q_best], [w_best], "o", color=_colour(j), ms=6, mec="black")
+                ax.annotate(f"{tokens[j]} peaks at {w_best:.3f}\n(q = {_num(q_best, '.2f')})", (q_best, w_best),
+                            xytext=(0, 10), textcoords="offset points", ha="center", fontsize=8)
+
+    def draw_state(self, q, weights):
+        for j, (bar, text, w) in enumerate(zip(self.bars, self.values, weights)):
+            bar.set_height(w)
+            text.set_position((j, w + 0.01))
+            text.set_text(f"{w:.2f}")
+        self.title.set_text(f"weights at q = {_num(q, '+.2f')}")
+        self.marker.set_xdata([q, q])
+
+    def draw(self, q, weights):
+        """Show the row at query ``q`` with its ``weights``; return PNG bytes."""
+        self.draw_state(q, weights)
+        return self._frame()
+
+
+def _q_caption(q, weights, tokens, keys):
+    parts = ", ".join(f"{t} {w:.2f}" for t, w in zip(tokens, weights))
+    top = np.flatnonzero(np.isclose(weights, weights.max(), rtol=0, atol=1e-12))
+    if top.size > 1:
+        lead = "no token leads: the tied tokens share the top weight"
+    else:
+        j = top[0]
+        kind = "largest" if keys[j] == keys.max() else "smallest" if keys[j] == keys.min() else "middle"
+        lead = f"{tokens[j]} (the {kind} key) has the top weight"
+    return f"q = {_num(q, '+.2f')}: weights {parts}; {lead}."
+
+
+def q_sweep(keys=(2, 0, 1), tokens=("I", "love", "LLMs"), q_values=None):
+    """The q sweep: one query row of a ``d_k = 1`` head as the query ``q`` moves.
+
+    Works on the static page: the frames are drawn now and linked in the browser.
+
+    Parameters
+    ----------
+    keys : sequence of float
+        One key scalar per token.
+    tokens : sequence of str
+        Token names, one per key.
+    q_values : sequence of float, optional
+        The slider's stops (default -4 to 4 in steps of 0.5).
+
+    Returns
+    -------
+    ipywidgets.VBox
+        With DOM class ``mha-q-sweep``.
+    """
+    keys = rank._check_keys(keys)
+    tokens = _check_tokens(tokens, keys.size, "keys")
+    q_values = np.round(np.arange(-4.0, 4.01, 0.5), 2) if q_values is None else np.asarray(q_values, float)
+    weights = rank.q_sweep_weights(q_values, keys)  # (m, n)
+    painter = _QPainter(keys, tokens, q_range=(min(-5.0, q_values.min()), max(5.0, q_values.max())))
+    frames = [(painter.draw(q, w), _q_caption(q, w, tokens, keys)) for q, w in zip(q_values, weights)]
+    intro = (f"A head of width d<sub>k</sub> = 1 with keys {html.escape(_fmt_keys(keys))} for "
+             f"“{html.escape(' '.join(tokens))}”. Each score of a query's row is q times a key, so the "
+             "one number q sets the whole row. Move the slider (or use the arrow keys) to change q.")
+    return _frame_stack(frames, [_num(q, "+.1f") for q in q_values], start=int(np.argmin(np.abs(q_values))),
+                        description="query q", intro=intro, dom_class="mha-q-sweep")
+
+
+def _fmt_keys(keys):
+    return "(" + ", ".join(f"{k:g}" for k in keys) + ")"
+
+
+def _parse_numbers(text, what):
+    """Numbers separated by commas or spaces, as a float array."""
+    try:
+        return np.array([float(x) for x in text.replace(",", " ").split()])
+    except ValueError:
+        raise ValueError(f"could not read the {what} as numbers: {text!r}") from None
+
+
+def q_sweep_live(keys=(2, 0, 1), tokens=("I", "love", "LLMs")):
+    """The q sweep computed live (needs a kernel): a free slider for q and a box for your own keys.
+
+    Returns
+    -------
+    ipywidgets.VBox
+        With DOM class ``mha-q-sweep-live``.
+    """
+    keys = rank._check_keys(keys)
+    tokens = _check_tokens(tokens, keys.size, "keys")
+    q = widgets.FloatSlider(value=0.0, min=-5.0, max=5.0, step=0.05, description="query q",
+                            continuous_update=True, layout=widgets.Layout(width="95%", max_width="40em"))
+    keys_box = widgets.Text(value=", ".join(f"{k:g}" for k in keys), description="keys",
+                            continuous_update=False)
+    image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%", height="auto"))
+    caption, message = widgets.HTML(), widgets.HTML()
+    state = {"keys": keys, "tokens": tokens, "painter": _QPainter(keys, tokens)}
+
+    def redraw(_=None):
+        w = rank.q_sweep_weights(q.value, state["keys"])
+        image.value = state["painter"].draw(q.value, w)
+        caption.value = f"<p>{html.escape(_q_caption(q.value, w, state['tokens'], state['keys']))}</p>"
+        image.tooltip = caption.value[3:-4]
+
+    def new_keys(change):
+        try:
+            new = rank._check_keys(_parse_numbers(change["new"], "keys"))
+        except (ValueError, TypeError) as err:
+            message.value = f"<p><b>Keys not changed:</b> {html.escape(str(err))}</p>"
+            return
+        names = tokens if new.size == len(tokens) else _check_tokens(None, new.size, "keys")
+        state.update(keys=new, tokens=names, painter=_QPainter(new, names))
+        message.value = ""
+        redraw()
+
+    q.observe(redraw, names="value")
+    keys_box.observe(new_keys, names="value")
+    redraw()
+    box = widgets.VBox([widgets.HTML("<p>Type keys separated by commas, then move q.</p>"),
+                        keys_box, q, message, image, caption])
+    box.add_class("mha-q-sweep-live")
+    return box
+
+
+# ================================================================ h sweep
+def _gap_mosaic(maps):
+    """Heads' (T, T) maps side by side with a blank (NaN) column between them."""
+    h, T, _ = maps.shape
+    gap = np.full((h, T, 1), np.nan)
+    return np.concatenate(np.concatenate([maps, gap], axis=2), axis=1)[:, :-1]  # (h, T, T) -> (T, h*(T+1)-1)
+
+
+class _HPainter(_Painter):
+    """One figure for the h sweep, reused for every h: grids of who gets what, and the heads' maps."""
+
+    def __init__(self, tokens, d):
+        T = len(tokens)
+        self.tokens = tokens
+        cmap = ListedColormap([_colour(i) for i in range(d)])
+        with _book_style():
+            self.fig = Figure(figsize=(8.4, 4.6), layout="constrained")
+            grid = self.fig.add_gridspec(2, 2, height_ratios=(1, 1.15))
+            self.grids, moving = [], []
+            for col, title in enumerate(("right: split_heads", "wrong: reshape straight to (h, T, d_k)")):
+                ax = self.fig.add_subplot(grid[0, col])
+                image = ax.imshow(np.zeros((T, d)), cmap=cmap, vmin=-0.5, vmax=d - 0.5, aspect="auto")
+                ax.set_xticks(range(d), labels=[str(c) for c in range(d)], fontsize=7)
+                ax.set_yticks(range(T), labels=list(tokens))
+                ax.set_title(title, fontsize=10)
+                ax.set_xlabel("column of Q, K and V", fontsize=8)
+                lines = [ax.vlines(np.arange(1, d) - 0.5, -0.5, T - 0.5, color="white", lw=1),
+                         ax.hlines(np.arange(1, T) - 0.5, -0.5, d - 0.5, color="white", lw=1)]
+                numbers = [ax.text(0, 0, "", ha="center", va="center", fontsize=8, fontweight="bold")
+                           for _ in range(d)]
+                self.grids.append((image, numbers))
+                moving += [image, *lines, *numbers]
+            # Under the wrong split, a line says whose rows head 1 holds; it changes with h.
+            self.held = self.grids[1][0].axes.annotate(
+                self._held_text(tokens), (0.5, 0), xycoords="axes fraction", xytext=(0, -30),
+                textcoords="offset points", ha="center", va="top", fontsize=8)
+            self.maps = self.fig.add_subplot(grid[1, :])
+            viridis = matplotlib.colormaps["viridis"].with_extremes(bad="white")
+            self.mosaic = self.maps.imshow(np.zeros((T, T)), cmap=viridis, vmin=0, vmax=1)
+            self.maps.set_yticks(range(T), labels=list(tokens))
+            self.maps.set_ylabel("query")
+            self.maps.set_xlabel(f"each head's attention weights (right split); keys in the order "
+                                 f"{', '.join(tokens)}", fontsize=8)
+            self.maps.set_xticks([0], labels=["head 1"], fontsize=8)
+            self.fig.colorbar(self.mosaic, ax=self.maps, shrink=0.9, label="weight")
+            self.maps.set_anchor("W")  # few heads: maps start at the left (after colorbar, which moves it)
+            self.headline = self.fig.suptitle("h = 1 heads of width d_k = 1: who gets which entry", fontsize=11)
+        # The maps' axes changes its ticks and shape with h, so it is redrawn whole.
+        self._freeze([*moving, self.held, self.maps, self.headline])
+
+    @staticmethod
+    def _held_text(rows):
+        return "head 1's rows hold: " + ", ".join(rows)
+
+    def _show_split(self, image, numbers, split):
+        image.set_data(split.owner)
+        t, m = len(self.tokens) // 2, split.d_k // 2
+        for i, text in enumerate(numbers):  # each head's number once, on the middle one of its entries
+            on = i < split.h
+            text.set_text(str(i + 1) if on else "")
+            if on:
+                text.set_position((split.column[i, t, m], split.token[i, t, m]))
+                text.set_color("white" if _colour(i) in _DARK else "black")
+
+    def draw(self, frame):
+        """Show one :class:`~mha.rank.HSweepFrame`; return PNG bytes."""
+        T = len(self.tokens)
+        for (image, numbers), split in zip(self.grids, (frame.right, frame.wrong)):
+            self._show_split(image, numbers, split)
+        self.held.set_text(self._held_text(self.tokens[t] for t in frame.wrong.token[0, :, 0]))
+        width = frame.h * (T + 1) - 1
+        self.mosaic.set_data(_gap_mosaic(frame.weights))
+        self.mosaic.set_extent((-0.5, width - 0.5, T - 0.5, -0.5))
+        self.maps.set_xlim(-0.5, width - 0.5)
+        centres = np.arange(frame.h) * (T + 1) + (T - 1) / 2
+        names = [f"head {i + 1}" if frame.h <= 6 else str(i + 1) for i in range(frame.h)]
+        self.maps.set_xticks(centres, labels=names, fontsize=8)
+        self.headline.set_text(f"h = {frame.h} heads of width d_k = {frame.d_k}: who gets which entry")
+        return self._frame()
+
+
+def _h_caption(frame, tokens):
+    if frame.h == 1:
+        return (f"h = 1: one head of width {frame.d_k} gets every column of every token; "
+                "both ways of splitting agree.")
+    spans = "; ".join(f"head {i + 1} columns {i * frame.d_k}-{(i + 1) * frame.d_k - 1}"
+                      for i in range(min(frame.h, 4)))
+    more = "; ..." if frame.h > 4 else ""
+    held = ", ".join(tokens[t] for t in frame.wrong.token[0, :, 0])
+    return (f"h = {frame.h} heads of width d_k = {frame.d_k}. Right split: {spans}{more}, for every "
+            f"token. Wrong reshape: head 1's positions hold pieces of {held}, so tokens are mixed. "
+            f"Below, the {frame.h} heads weigh the sentence in {frame.h} different ways.")
+
+
+def h_sweep(d=12, tokens=("the", "cat", "sat", "down"), *, seed=0, layer=None):
+    """The h sweep: every ``h`` that divides ``d``, split right and wrong, with each head's attention.
+
+    Parameters
+    ----------
+    d : int
+        Model width (ignored when ``layer`` is given).
+    tokens : sequence of str
+        The sentence (ignored when ``layer`` is given).
+    seed : int
+        Seed of the random layer (see :func:`mha.rank.random_layer`).
+    layer : WorkedExample, optional
+        A layer to use instead, e.g. :func:`mha.examples.i_love_llms` (``d = 4``, ``h`` in 1, 2, 4).
+
+    Returns
+    -------
+    ipywidgets.VBox
+        With DOM class ``mha-h-sweep``.
+    """
+    layer = rank.random_layer(tokens, d, seed=seed) if layer is None else layer
+    tokens = tuple(layer.tokens)
+    frames = rank.h_sweep_frames(layer)
+    d = layer.X.shape[1]
+    painter = _HPainter(tokens, d)
+    pictures = [(painter.draw(f), _h_caption(f, tokens)) for f in frames]
+    intro = (f"A layer of width d = {d} on “{html.escape(' '.join(tokens))}”, split into h heads for every "
+             "h that divides d. Colours and numbers show which head receives each entry of Q, K and V. "
+             "Move the slider (or use the arrow keys) to change h.")
+    return _frame_stack(pictures, [f"{f.h} (d_k = {f.d_k})" for f in frames], start=min(1, len(frames) - 1),
+                        description="heads h", intro=intro, dom_class="mha-h-sweep")
+
+
+def h_sweep_live(d=12, tokens=("the", "cat", "sat", "down"), *, seed=0):
+    """The h sweep computed live (needs a kernel): your own sentence and width, then move h.
+
+    Returns
+    -------
+    ipywidgets.VBox
+        With DOM class ``mha-h-sweep-live``.
+    """
+    sentence = widgets.Text(value=" ".join(tokens), description="sentence", continuous_update=False)
+    width = widgets.BoundedIntText(value=d, min=1, max=64, description="width d")
+    h = widgets.SelectionSlider(options=[1], description="heads h", continuous_update=True,
+                                style={"description_width": "initial"})
+    image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%", height="auto"))
+    caption, message = widgets.HTML(), widgets.HTML()
+    state = {}
+
+    def rebuild(_=None):
+        words = tuple(sentence.value.split())
+        if not words:
+            message.value = "<p><b>Not changed:</b> type at least one word.</p>"
+            return
+        layer = rank.random_layer(words, width.value, seed=seed)
+        state.update(tokens=words, frames={f.h: f for f in rank.h_sweep_frames(layer)},
+                     painter=_HPainter(words, width.value))
+        message.value = ""
+        before = h.value
+        h.options = list(state["frames"])  # may move h, and then the observer redraws
+        if h.value == before:
+            redraw()
+
+    def redraw(_=None):
+        frame = state["frames"][h.value]
+        image.value = state["painter"].draw(frame)
+        text = _h_caption(frame, state["tokens"])
+        caption.value, image.tooltip = f"<p>{html.escape(text)}</p>", text
+
+    rebuild()
+    h.observe(redraw, names="value")
+    sentence.observe(rebuild, names="value")
+    width.observe(rebuild, names="value")
+    box = widgets.VBox([widgets.HTML("<p>Type a sentence and a width d, then move h.</p>"),
+                        sentence, width, h, message, image, caption])
+    box.add_class("mha-h-sweep-live")
+    return box
+
+
+# ================================================================ d_k sweep
+def _fill_cells(texts, A):
+    """Update a heatmap's annotations in place (same colour rule as mha.plotting.heatmap)."""
+    for text, value in zip(texts, A.ravel()):
+        text.set_text(f"{value:.2f}")
+        text.set_color("white" if value < 0.5 else "black")
+
+
+class _DkPainter(_Painter):
+    """One figure for the d_k sweep: target, best reachable pattern, KL against d_k, singular values."""
+
+    def __init__(self, fits, tokens):
+        self.fits = {f.d_k: f for f in fits}
+        d_ks = np.array(sorted(self.fits))
+        kls = np.array([self.fits[k].kl for k in d_ks])
+        n = fits[0].target.shape[0]
+        small = n <= 5  # numbers in the cells up to 5 x 5 (more would crowd and slow every frame)
+        with _book_style():
+            self.fig = Figure(figsize=(10.4, 2.9), layout="constrained")
+            ax_t, ax_w, ax_kl, ax_sv = self.fig.subplots(1, 4, width_ratios=(1, 1, 1.05, 1.05))
+            heatmap(fits[0].target, tokens, tokens, ax=ax_t, title="target", annotate=small, ylabel="query")
+            self.image = heatmap(fits[0].weights, tokens, tokens, ax=ax_w, annotate=small, ylabel="")
+            self.cells = list(ax_w.texts)
+            self.w_title = ax_w.set_title("")
+            ax_kl.plot(d_ks, np.maximum(kls, KL_FLOOR), "o-", color=OKABE_ITO[0])
+            self.kl_dot, = ax_kl.plot([], [], "o", ms=11, mfc="none", mec=OKABE_ITO[5], mew=2)
+            ax_kl.set_yscale("log")
+            ax_kl.set_ylim(KL_FLOOR / 3, max(kls.max(), 1e-3) * 3)
+            ax_kl.axvline(n - 1, color="grey", ls="--", lw=1)
+            ax_kl.annotate("n − 1", (n - 1, KL_FLOOR), xytext=(3, 2), textcoords="offset points", fontsize=8)
+            ax_kl.set_xticks(d_ks)
+            ax_kl.set_xlabel("head width d_k")
+            ax_kl.set_title(f"error left, KL (≈ 0 drawn at {KL_FLOOR:g})", fontsize=9)
+            sv_top = max(f.singular_values.max() for f in fits)
+            self.bars = ax_sv.bar(np.arange(1, n + 1), np.zeros(n), color=OKABE_ITO[2])
+            self.rank_line = ax_sv.axvline(0.5, color="black", ls=":", lw=1)
+            ax_sv.set_ylim(0, sv_top * 1.1 if sv_top > 0 else 1)
+            ax_sv.set_xticks(np.arange(1, n + 1))
+            ax_sv.set_xlabel("index i")
+            ax_sv.set_title("singular values σ_i of Q Kᵀ", fontsize=9)
+        self.draw_state(fits[0].d_k)
+        self._freeze([self.image, *self.cells, self.w_title, self.kl_dot, *self.bars, self.rank_line])
+
+    def draw(self, d_k):
+        """Show the fit at ``d_k``; return PNG bytes."""
+        self.draw_state(d_k)
+        return self._frame()
+
+    def draw_state(self, d_k):
+        fit = self.fits[d_k]
+        self.image.set_data(fit.weights)
+        _fill_cells(self.cells, fit.weights)
+        self.w_title.set_text(f"best with d_k = {d_k}")
+        self.kl_dot.set_data([d_k], [max(fit.kl, KL_FLOOR)])
+        sv = np.zeros(len(self.bars))
+        sv[:fit.singular_values.size] = fit.singular_values
+        for bar, s in zip(self.bars, sv):
+            bar.set_height(s)
+        self.rank_line.set_xdata([d_k + 0.5] * 2)
+
+
+def _dk_caption(fit, n):
+    kl = "≈ 0" if fit.kl < KL_FLOOR else f"{fit.kl:.3g}"
+    rank_s = int(np.sum(fit.singular_values > 1e-9 * max(fit.singular_values.max(), 1.0)))
+    verdict = ("the target is reached" if fit.kl < KL_FLOOR
+               else f"the target is out of reach (it needs d_k = {n - 1} = n − 1)")
+    return (f"d_k = {fit.d_k}: the best head's summed KL is {kl}; its score matrix Q Kᵀ has rank {rank_s}; "
+            f"{verdict}.")
+
+
+def _dk_fits(target, d_k_values):
+    return [rank.fit_scores(target, d_k) for d_k in d_k_values]
+
+
+def dk_sweep(target=None, n=4, tokens=None, d_k_values=None):
+    """The d_k sweep: the best pattern a head of width ``d_k`` reaches, for each ``d_k``.
+
+    Parameters
+    ----------
+    target : array_like, shape (n, n), optional
+        Rows are probability distributions with positive entries (default:
+        :func:`mha.rank.target_diagonal` of size ``n``).
+    n : int
+        Size of the default target (ignored when ``target`` is given).
+    tokens : sequence of str, optional
+        Names of the ``n`` positions (default ``1 ... n``).
+    d_k_values : sequence of int, optional
+        The slider's stops (default ``1 ... n``).
+
+    Returns
+    -------
+    ipywidgets.VBox
+        With DOM class ``mha-dk-sweep``.
+    """
+    target = rank.target_diagonal(n) if target is None else target
+    fits = _dk_fits(target, range(1, np.shape(target)[0] + 1) if d_k_values is None else d_k_values)
+    n = fits[0].target.shape[0]
+    tokens = tuple(str(i + 1) for i in range(n)) if tokens is None else _check_tokens(tokens, n, "positions")
+    painter = _DkPainter(fits, tokens)
+    frames = [(painter.draw(f.d_k), _dk_caption(f, n)) for f in fits]
+    intro = (f"The best attention pattern a head of width d<sub>k</sub> can reach for a target over n = {n} "
+             "tokens, found by fitting Q and K. Next to it: the error left (summed KL) for every d<sub>k</sub>, "
+             "and the singular values of the fitted scores Q K<sup>T</sup>. Move the slider (or use the arrow "
+             "keys) to change d<sub>k</sub>.")
+    return _frame_stack(frames, [str(f.d_k) for f in fits], start=0, description="head width d_k",
+                        intro=intro, dom_class="mha-dk-sweep")
+
+
+def _parse_target(text):
+    """Rows on separate lines, positive numbers; each row is scaled to sum to 1."""
+    rows = [_parse_numbers(line, "target") for line in text.strip().splitlines() if line.strip()]
+    if not rows or len({r.size for r in rows}) != 1 or rows[0].size != len(rows):
+        raise ValueError("the target must be a square table: one line per row, the same count of numbers "
+                         "on each line as there are lines")
+    A = np.array(rows)
+    if (A <= 0).any():
+        raise ValueError("every weight must be positive")
+    return A / A.sum(axis=1, keepdims=True)
+
+
+def dk_sweep_live(target=None, n=4):
+    """The d_k sweep computed live (needs a kernel): type your own target and move d_k.
+
+    Rows of the typed target are scaled to sum to 1.
+
+    Returns
+    -------
+    ipywidgets.VBox
+        With DOM class ``mha-dk-sweep-live``.
+    """
+    target = rank.target_diagonal(n) if target is None else rank._check_target(target)
+    box_text = "\n".join(" ".join(f"{v:.3g}" for v in row) for row in target)
+    table = widgets.Textarea(value=box_text, description="target", continuous_update=False,
+                             layout=widgets.Layout(width="24em", height="8em"))
+    d_k = widgets.IntSlider(value=1, min=1, max=target.shape[0], description="head width d_k",
+                            style={"description_width": "initial"})
+    image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%", height="auto"))
+    caption, message = widgets.HTML(), widgets.HTML()
+    state = {}
+
+    def use_target(A):
+        m = A.shape[0]
+        fits = _dk_fits(A, range(1, m + 1))
+        state.update(n=m, painter=_DkPainter(fits, tuple(str(i + 1) for i in range(m))), fits=fits)
+        d_k.max, d_k.value = m, min(d_k.value, m)
+
+    def redraw(_=None):
+        image.value = state["painter"].draw(d_k.value)
+        text = _dk_caption(state["fits"][d_k.value - 1], state["n"])
+        caption.value, image.tooltip = f"<p>{html.escape(text)}</p>", text
+
+    def new_target(change):
+        try:
+            use_target(_parse_target(change["new"]))
+        except ValueError as err:
+            message.value = f"<p><b>Target not changed:</b> {html.escape(str(err))}</p>"
+            return
+        message.value = ""
+        redraw()
+
+    use_target(target)
+    d_k.observe(redraw, names="value")
+    table.observe(new_target, names="value")
+    redraw()
+    box = widgets.VBox([widgets.HTML("<p>Type a target (one row per line), then move d<sub>k</sub>.</p>"),
+                        table, d_k, message, image, caption])
+    box.add_class("mha-dk-sweep-live")
+    return box
