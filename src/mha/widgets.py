@@ -27,6 +27,7 @@ import io
 import ipywidgets as widgets
 import matplotlib
 import numpy as np
+from ipywidgets.widgets.widget_string import HTMLStyle
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
@@ -108,8 +109,9 @@ def _frame_stack(frames, labels, *, start, description, intro, dom_class):
     needs no kernel to switch frames.
     """
     image_layout = widgets.Layout(max_width="100%", height="auto")
-    caption_style = {"font_size": "0.9em"}
-    pages = [widgets.VBox([widgets.Image(value=png, format="png", layout=image_layout, tooltip=text),
+    caption_style = HTMLStyle(font_size="0.9em")  # one style model shared by every caption
+    # No tooltip on the Image: ipywidgets 8's ImageView fails on it (it has no description).
+    pages = [widgets.VBox([widgets.Image(value=png, format="png", layout=image_layout),
                            widgets.HTML(f"<p>{html.escape(text)}</p>", style=caption_style)])
              for png, text in frames]
     stack = widgets.Stack(pages, selected_index=start)
@@ -161,7 +163,7 @@ class _QPainter(_Painter):
             ax.set_ylim(0, 1.05)
             ax.set_xlabel("query q")
             ax.set_title("every weight of the row against q")
-            ax.legend(loc="upper center", fontsize=8, framealpha=1)
+            ax.legend(loc="upper left", bbox_to_anchor=(0.0, 0.9), fontsize=8, framealpha=1)
         self.draw_state(0.0, rank.q_sweep_weights(0.0, self.keys))
         self._freeze([*self.bars, *self.values, self.title, self.marker])
 
@@ -175,7 +177,7 @@ class _QPainter(_Painter):
                     continue
                 side = "<" if k == self.keys.min() else ">"
                 ax.axvline(q_star, color=_colour(j), lw=1, ls="--")
-                ax.annotate(f"{tokens[j]} > 0.95\nfor q {side} {_num(q_star, '.2f')}", (q_star, 0.55),
+                ax.annotate(f"{tokens[j]} > 0.95\nfor q {side} {_num(q_star, '.2f')}", (q_star, 0.22),
                             xytext=(-4 if side == "<" else 4, 0), textcoords="offset points",
                             ha="right" if side == "<" else "left", fontsize=8, color="black")
             else:
@@ -276,7 +278,6 @@ def q_sweep_live(keys=(2, 0, 1), tokens=("I", "love", "LLMs")):
         w = rank.q_sweep_weights(q.value, state["keys"])
         image.value = state["painter"].draw(q.value, w)
         caption.value = f"<p>{html.escape(_q_caption(q.value, w, state['tokens'], state['keys']))}</p>"
-        image.tooltip = caption.value[3:-4]
 
     def new_keys(change):
         try:
@@ -458,7 +459,7 @@ def h_sweep_live(d=12, tokens=("the", "cat", "sat", "down"), *, seed=0):
         frame = state["frames"][h.value]
         image.value = state["painter"].draw(frame)
         text = _h_caption(frame, state["tokens"])
-        caption.value, image.tooltip = f"<p>{html.escape(text)}</p>", text
+        caption.value = f"<p>{html.escape(text)}</p>"
 
     rebuild()
     h.observe(redraw, names="value")
@@ -619,7 +620,7 @@ def dk_sweep_live(target=None, n=4):
     def redraw(_=None):
         image.value = state["painter"].draw(d_k.value)
         text = _dk_caption(state["fits"][d_k.value - 1], state["n"])
-        caption.value, image.tooltip = f"<p>{html.escape(text)}</p>", text
+        caption.value = f"<p>{html.escape(text)}</p>"
 
     def new_target(change):
         try:

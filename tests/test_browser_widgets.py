@@ -1,0 +1,91 @@
+"""The sweep widgets on the built pages, in headless Chromium with everything off the site blocked.
+
+On each chapter page that places a sweep (found by its DOM class), every sweep must:
+  * render from the embedded widget state (no kernel),
+  * show another picture, caption and slider readout when its slider moves with the keyboard,
+    and the first picture again when it moves back,
+  * carry a text alternative next to the picture (a caption that changes with it) and a label
+    on the slider,
+and the page must make no request off the site and log no console or page error.
+
+Fixtures (site_dir, open_page, slider_moves_picture) live in tests/conftest.py; set
+MHA_SITE_DIR to test another built site.
+"""
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+# Where the chapters place the sweeps (mha.widgets.q_sweep, h_sweep, dk_sweep).
+WIDGET_PAGES = {
+    "book/04_wide_or_narrow.html": ("mha-h-sweep",),
+    "book/07_narrow_heads.html": ("mha-q-sweep",),
+    "book/10_rank_bound.html": ("mha-dk-sweep",),
+}
+CASES = [(page, dom_class) for page, classes in WIDGET_PAGES.items() for dom_class in classes]
+
+# The sweep's text: the slider's label, and the caption under the visible picture.
+_VISIBLE_TEXT_JS = """
+(root) => {
+  const label = root.querySelector('.widget-slider .widget-label, .widget-hslider .widget-label');
+  const captions = Array.from(root.querySelectorAll('.widget-html-content'))
+    .filter(c => c.checkVisibility() && c.closest('.widget-box') !== root);
+  return {text: root.innerText, caption: captions.length ? captions[captions.length - 1].innerText : null,
+          label: label ? label.textContent.trim() : null};
+}
+"""
+
+
+def _open_sweeps(open_page, site_dir, path, dom_class):
+    if not (site_dir / path).is_file():
+        pytest.fail(f"{path} is not in the built site {site_dir}", pytrace=False)
+    visit = open_page(path)
+    sweeps = visit.page.locator(f".{dom_class}")
+    sweeps.first.wait_for(state="visible", timeout=20_000)  # drawn by the widget manager
+    return visit, sweeps
+
+
+@pytest.mark.parametrize("path, dom_class", CASES)
+def test_keyboard_moves_each_sweep_and_its_picture(open_page, site_dir, slider_moves_picture,
+                                                   path, dom_class):
+    visit, sweeps = _open_sweeps(open_page, site_dir, path, dom_class)
+    page = visit.page
+    assert sweeps.count() >= 1, f"no .{dom_class} on {path}"
+    for i in range(sweeps.count()):
+        sweep = sweeps.nth(i)
+        sweep.scroll_into_view_if_needed()
+        before = sweep.evaluate(_VISIBLE_TEXT_JS)
+        assert before["label"], f"{path} .{dom_class} #{i}: the slider has no label"
+        assert before["caption"] and len(before["caption"]) > 20, f"{path}: picture without a caption"
+
+        forward = slider_moves_picture(page, sweep, key="ArrowRight")
+        assert forward.picture_changed, f"{path} .{dom_class} #{i}: picture frozen ({forward})"
+        assert forward.value_after != forward.value_before
+        after = sweep.evaluate(_VISIBLE_TEXT_JS)
+        assert after["text"] != before["text"] and after["caption"] != before["caption"]
+
+        back = slider_moves_picture(page, sweep, key="ArrowLeft")
+        assert back.picture_changed and back.digest_after == forward.digest_before
+        assert back.value_after == forward.value_before
+    assert not visit.offsite, f"{path}: requests off the site: {visit.offsite}"
+    assert not visit.console_errors and not visit.page_errors, \
+        f"{path}: {visit.console_errors + visit.page_errors}"
+
+
+@pytest.mark.parametrize("path, dom_class", CASES)
+def test_end_key_reaches_the_last_frame(open_page, site_dir, path, dom_class):
+    """Home and End jump to the first and last stops; each shows its own picture."""
+    visit, sweeps = _open_sweeps(open_page, site_dir, path, dom_class)
+    sweep = sweeps.first
+    sweep.scroll_into_view_if_needed()
+    handle = sweep.locator(".noUi-handle").first
+    seen = []
+    for key in ("Home", "End"):
+        handle.focus()
+        handle.press(key)
+        visit.page.wait_for_timeout(300)
+        seen.append((handle.get_attribute("aria-valuenow"), sweep.evaluate(_VISIBLE_TEXT_JS)["caption"]))
+    (first_value, first_caption), (last_value, last_caption) = seen
+    assert first_value != last_value and first_caption != last_caption
+    assert not visit.console_errors and not visit.page_errors
