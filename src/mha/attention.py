@@ -105,24 +105,37 @@ def causal_mask(T):
     return np.tril(np.ones((T, T), dtype=bool))
 
 
-def _attend(Q, K, V, mask):
-    """Unchecked core: returns raw scores ``Q Kᵀ``, weights and output."""
+def _attend(Q, K, V, mask, keep_scores=True):
+    """Unchecked core: returns raw scores ``Q Kᵀ`` (or None), weights and output.
+
+    Leading axes broadcast, so key/value heads shared by a group of query heads
+    are read through a size-1 axis instead of being copied. Without
+    ``keep_scores`` the scale goes on ``Q`` (``T·d_k`` numbers, not ``T·S``) and
+    the softmax runs in place in the score buffer.
+    """
     d_k = Q.shape[-1]
-    scores = Q @ np.swapaxes(K, -1, -2)  # (..., T, d_k) @ (..., d_k, S) -> (..., T, S)
-    scaled = scores / math.sqrt(d_k)  # a Python float keeps float32 inputs in float32
+    K_t = np.swapaxes(K, -1, -2)  # (..., S, d_k) -> (..., d_k, S)
+    if keep_scores:
+        scores = Q @ K_t  # (..., T, d_k) @ (..., d_k, S) -> (..., T, S)
+        S = scores / math.sqrt(d_k)  # a Python float keeps float32 inputs in float32
+    else:
+        scores = None
+        S = (Q * (1 / math.sqrt(d_k))) @ K_t  # (..., T, S), already scaled
     if mask is not None:
-        allowed = np.broadcast_to(mask, scaled.shape)
+        allowed = np.broadcast_to(mask, S.shape)
         empty = ~allowed.any(axis=-1)
         if empty.any():
             where = tuple(int(i) for i in np.argwhere(empty)[0])
             raise ValueError(
                 f"mask leaves a query row with nothing to attend to (query index {where}, "
-                f"scores shape {scaled.shape}); every row needs at least one True"
+                f"scores shape {S.shape}); every row needs at least one True"
             )
-        scaled = np.where(allowed, scaled, -np.inf)
-    weights = _softmax(scaled, scaled.max(axis=-1, keepdims=True), -1)  # (..., T, S), rows sum to 1
-    out = weights @ V  # (..., T, S) @ (..., S, d_v) -> (..., T, d_v)
-    return scores, weights, out
+        np.copyto(S, -np.inf, where=~allowed)
+    S -= S.max(axis=-1, keepdims=True)  # softmax in place: every exponent <= 0
+    np.exp(S, out=S)
+    S /= S.sum(axis=-1, keepdims=True)  # (..., T, S), rows sum to 1
+    out = S @ V  # (..., T, S) @ (..., S, d_v) -> (..., T, d_v)
+    return scores, S, out
 
 
 def _check_mask(mask, T, S, lead):
@@ -344,6 +357,50 @@ def _check_layer(X, h, n_kv_heads, **weights):
     return X, W, h, g, d_k, d_v
 
 
+def _steps(X, weights, h, mask, causal, n_kv_heads, biases, keep_scores):
+    """The one code path of :func:`attention_steps` and :func:`multi_head_attention`."""
+    X, W, h, g, d_k, d_v = _check_layer(X, h, n_kv_heads, **weights)
+    W_Q, W_K, W_V, W_O = W["W_Q"], W["W_K"], W["W_V"], W["W_O"]
+    widths = {"b_Q": h * d_k, "b_K": g * d_k, "b_V": g * d_v, "b_O": W_O.shape[1]}
+    b = {name: _check_bias(value, name, widths[name]) for name, value in biases.items()}
+    *lead, T, _ = X.shape
+    mask = _check_mask(mask, T, T, (*lead, h))
+    if causal:
+        mask = causal_mask(T) if mask is None else (mask & causal_mask(T))
+
+    Q = X @ W_Q  # (..., T, d) -> (..., T, h*d_k)
+    K = X @ W_K  # (..., T, d) -> (..., T, g*d_k)
+    V = X @ W_V  # (..., T, d) -> (..., T, g*d_v)
+    if b["b_Q"] is not None:
+        Q = Q + b["b_Q"]
+    if b["b_K"] is not None:
+        K = K + b["b_K"]
+    if b["b_V"] is not None:
+        V = V + b["b_V"]
+    Q_heads = _split(Q, h)  # (..., T, h*d_k) -> (..., h, T, d_k)
+    K_heads = _split(K, g)  # (..., T, g*d_k) -> (..., g, T, d_k)
+    V_heads = _split(V, g)  # (..., T, g*d_v) -> (..., g, T, d_v)
+    # Query head i reads key/value head i // r: group the query heads, r per shared head.
+    r = h // g
+    Q_groups = Q_heads.reshape(*lead, g, r, T, d_k)  # (..., h, T, d_k) -> (..., g, r, T, d_k)
+    mask_groups = None
+    if mask is not None:
+        mask_groups = np.broadcast_to(mask, (*lead, h, T, T)).reshape(*lead, g, r, T, T)
+    scores, weights, head_outputs = _attend(Q_groups, K_heads[..., None, :, :], V_heads[..., None, :, :],
+                                            mask_groups, keep_scores)  # (..., g, r, T, ·)
+    if scores is not None:
+        scores = scores.reshape(*lead, h, T, T)  # (..., g, r, T, T) -> (..., h, T, T)
+    weights = weights.reshape(*lead, h, T, T)
+    head_outputs = head_outputs.reshape(*lead, h, T, d_v)
+    concat = _merge(head_outputs)  # (..., h, T, d_v) -> (..., T, h*d_v)
+    output = concat @ W_O  # (..., T, h*d_v) -> (..., T, d_out)
+    if b["b_O"] is not None:
+        output = output + b["b_O"]
+    return AttentionSteps(Q=Q, K=K, V=V, Q_heads=Q_heads, K_heads=K_heads, V_heads=V_heads,
+                          scores=scores, weights=weights, head_outputs=head_outputs,
+                          concat=concat, output=output, h=h, n_kv_heads=g, d_k=d_k, d_v=d_v)
+
+
 def attention_steps(X, W_Q, W_K, W_V, W_O, h, *, mask=None, causal=False, n_kv_heads=None,
                     b_Q=None, b_K=None, b_V=None, b_O=None):
     r"""Run one multi-head attention layer and keep every intermediate.
@@ -389,44 +446,16 @@ def attention_steps(X, W_Q, W_K, W_V, W_O, h, *, mask=None, causal=False, n_kv_h
            [2, 4, 1],
            [2, 0, 1]])
     """
-    X, W, h, g, d_k, d_v = _check_layer(X, h, n_kv_heads, W_Q=W_Q, W_K=W_K, W_V=W_V, W_O=W_O)
-    W_Q, W_K, W_V, W_O = W["W_Q"], W["W_K"], W["W_V"], W["W_O"]
-    b_Q = _check_bias(b_Q, "b_Q", h * d_k)
-    b_K = _check_bias(b_K, "b_K", g * d_k)
-    b_V = _check_bias(b_V, "b_V", g * d_v)
-    b_O = _check_bias(b_O, "b_O", W_O.shape[1])
-    T = X.shape[-2]
-    mask = _check_mask(mask, T, T, (*X.shape[:-2], h))
-    if causal:
-        mask = causal_mask(T) if mask is None else (mask & causal_mask(T))
-
-    Q = X @ W_Q  # (..., T, d) -> (..., T, h*d_k)
-    K = X @ W_K  # (..., T, d) -> (..., T, g*d_k)
-    V = X @ W_V  # (..., T, d) -> (..., T, g*d_v)
-    if b_Q is not None:
-        Q = Q + b_Q
-    if b_K is not None:
-        K = K + b_K
-    if b_V is not None:
-        V = V + b_V
-    Q_heads = _split(Q, h)  # (..., T, h*d_k) -> (..., h, T, d_k)
-    K_heads = _split(K, g)  # (..., T, g*d_k) -> (..., g, T, d_k)
-    V_heads = _split(V, g)  # (..., T, g*d_v) -> (..., g, T, d_v)
-    K_shared = np.repeat(K_heads, h // g, axis=-3)  # (..., g, T, d_k) -> (..., h, T, d_k)
-    V_shared = np.repeat(V_heads, h // g, axis=-3)  # (..., g, T, d_v) -> (..., h, T, d_v)
-    scores, weights, head_outputs = _attend(Q_heads, K_shared, V_shared, mask)
-    concat = _merge(head_outputs)  # (..., h, T, d_v) -> (..., T, h*d_v)
-    output = concat @ W_O  # (..., T, h*d_v) -> (..., T, d_out)
-    if b_O is not None:
-        output = output + b_O
-    return AttentionSteps(Q=Q, K=K, V=V, Q_heads=Q_heads, K_heads=K_heads, V_heads=V_heads,
-                          scores=scores, weights=weights, head_outputs=head_outputs,
-                          concat=concat, output=output, h=h, n_kv_heads=g, d_k=d_k, d_v=d_v)
+    return _steps(X, dict(W_Q=W_Q, W_K=W_K, W_V=W_V, W_O=W_O), h, mask, causal, n_kv_heads,
+                  dict(b_Q=b_Q, b_K=b_K, b_V=b_V, b_O=b_O), keep_scores=True)
 
 
 def multi_head_attention(X, W_Q, W_K, W_V, W_O, h, *, mask=None, causal=False, n_kv_heads=None,
                          b_Q=None, b_K=None, b_V=None, b_O=None):
     """Multi-head attention: :func:`attention_steps` returning only ``(Y, A)``.
+
+    The same code path, except that the raw scores are not kept, which saves
+    one ``h·T·T`` array.
 
     Parameters are those of :func:`attention_steps`.
 
@@ -444,6 +473,6 @@ def multi_head_attention(X, W_Q, W_K, W_V, W_O, h, *, mask=None, causal=False, n
     >>> Y.shape, A.shape
     ((3, 4), (2, 3, 3))
     """
-    s = attention_steps(X, W_Q=W_Q, W_K=W_K, W_V=W_V, W_O=W_O, h=h, mask=mask, causal=causal, n_kv_heads=n_kv_heads,
-                        b_Q=b_Q, b_K=b_K, b_V=b_V, b_O=b_O)
+    s = _steps(X, dict(W_Q=W_Q, W_K=W_K, W_V=W_V, W_O=W_O), h, mask, causal, n_kv_heads,
+               dict(b_Q=b_Q, b_K=b_K, b_V=b_V, b_O=b_O), keep_scores=False)
     return s.output, s.weights
