@@ -87,7 +87,8 @@ class _Painter:
         self.canvas.restore_region(self.background)
         with _book_style():
             for artist in self.moving:
-                self.fig.draw_artist(artist)
+                if artist.get_visible():
+                    self.fig.draw_artist(artist)
         return _png(self.canvas)
 
 
@@ -340,9 +341,12 @@ class _HPainter(_Painter):
             self.mosaic = self.maps.imshow(np.zeros((T, T)), cmap=viridis, vmin=0, vmax=1)
             self.maps.set_yticks(range(T), labels=list(tokens))
             self.maps.set_ylabel("query")
-            self.maps.set_xlabel(f"each head's attention weights (right split); keys in the order "
-                                 f"{', '.join(tokens)}", fontsize=8)
-            self.maps.set_xticks([0], labels=["head 1"], fontsize=8)
+            self.maps.set_title(f"each head's attention weights (right split); keys in the order "
+                                f"{', '.join(tokens)}", fontsize=9, loc="left")
+            self.maps.set_xticks([])  # heads are named under their maps (cheaper than new ticks per h)
+            self.names = [self.maps.annotate("head 1", (0, T - 0.5), xytext=(0, -3), textcoords="offset points",
+                                             ha="center", va="top", fontsize=8, annotation_clip=False)
+                          for _ in range(d)]
             self.fig.colorbar(self.mosaic, ax=self.maps, shrink=0.9, label="weight")
             self.maps.set_anchor("W")  # few heads: maps start at the left (after colorbar, which moves it)
             self.headline = self.fig.suptitle("h = 1 heads of width d_k = 1: who gets which entry", fontsize=11)
@@ -357,9 +361,9 @@ class _HPainter(_Painter):
         image.set_data(split.owner)
         t, m = len(self.tokens) // 2, split.d_k // 2
         for i, text in enumerate(numbers):  # each head's number once, on the middle one of its entries
-            on = i < split.h
-            text.set_text(str(i + 1) if on else "")
-            if on:
+            text.set_visible(i < split.h)
+            if i < split.h:
+                text.set_text(str(i + 1))
                 text.set_position((split.column[i, t, m], split.token[i, t, m]))
                 text.set_color("white" if _colour(i) in _DARK else "black")
 
@@ -373,10 +377,12 @@ class _HPainter(_Painter):
         self.mosaic.set_data(_gap_mosaic(frame.weights))
         self.mosaic.set_extent((-0.5, width - 0.5, T - 0.5, -0.5))
         self.maps.set_xlim(-0.5, width - 0.5)
-        centres = np.arange(frame.h) * (T + 1) + (T - 1) / 2
-        names = [f"head {i + 1}" if frame.h <= 6 else str(i + 1) for i in range(frame.h)]
-        self.maps.set_xticks(centres, labels=names, fontsize=8)
-        self.headline.set_text(f"h = {frame.h} heads of width d_k = {frame.d_k}: who gets which entry")
+        for i, name in enumerate(self.names):
+            name.set_visible(i < frame.h)
+            name.xy = (i * (T + 1) + (T - 1) / 2, T - 0.5)
+            name.set_text(f"head {i + 1}" if frame.h <= 6 else str(i + 1))
+        heads = "1 head" if frame.h == 1 else f"{frame.h} heads"
+        self.headline.set_text(f"h = {heads} of width d_k = {frame.d_k}: who gets which entry")
         return self._frame()
 
 
