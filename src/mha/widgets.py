@@ -42,6 +42,7 @@ __all__ = ["dk_sweep", "dk_sweep_live", "h_sweep", "h_sweep_live", "q_sweep", "q
 PALETTE = OKABE_ITO[:7]
 _DARK = {"#0072B2", "#009E73", "#D55E00", "#CC79A7"}  # colours that need white text
 KL_FLOOR = 1e-9  # a KL below this is drawn on the floor of the log axis and read "≈ 0"
+FIG_WIDTH = 7.0  # inches at 100 dpi: about the width of the book's text column, so text shows at size
 
 
 @contextlib.contextmanager
@@ -147,7 +148,7 @@ class _QPainter(_Painter):
         curves = rank.q_sweep_weights(qs, self.keys)
         colours = [_colour(j) for j in range(n)]
         with _book_style():
-            self.fig = Figure(figsize=(7.6, 2.8), layout="constrained")
+            self.fig = Figure(figsize=(FIG_WIDTH, 2.8), layout="constrained")
             ax_bar, ax = self.fig.subplots(1, 2, width_ratios=(1, 1.7))
             self.bars = ax_bar.bar(range(n), np.zeros(n), color=colours)
             self.values = [ax_bar.text(j, 0, "", ha="center", va="bottom", fontsize=9) for j in range(n)]
@@ -316,12 +317,13 @@ class _HPainter(_Painter):
         self.tokens = tokens
         cmap = ListedColormap([_colour(i) for i in range(d)])
         with _book_style():
-            self.fig = Figure(figsize=(8.4, 4.6), layout="constrained")
+            self.fig = Figure(figsize=(FIG_WIDTH, 4.6), layout="constrained")
             grid = self.fig.add_gridspec(2, 2, height_ratios=(1, 1.15))
             self.grids, moving = [], []
             for col, title in enumerate(("right: split_heads", "wrong: reshape straight to (h, T, d_k)")):
                 ax = self.fig.add_subplot(grid[0, col])
-                image = ax.imshow(np.zeros((T, d)), cmap=cmap, vmin=-0.5, vmax=d - 0.5, aspect="auto")
+                image = ax.imshow(np.zeros((T, d)), cmap=cmap, vmin=-0.5, vmax=d - 0.5, aspect="auto",
+                                  interpolation="nearest")
                 ax.set_xticks(range(d), labels=[str(c) for c in range(d)], fontsize=7)
                 ax.set_yticks(range(T), labels=list(tokens))
                 ax.set_title(title, fontsize=10)
@@ -338,20 +340,20 @@ class _HPainter(_Painter):
                 textcoords="offset points", ha="center", va="top", fontsize=8)
             self.maps = self.fig.add_subplot(grid[1, :])
             viridis = matplotlib.colormaps["viridis"].with_extremes(bad="white")
-            self.mosaic = self.maps.imshow(np.zeros((T, T)), cmap=viridis, vmin=0, vmax=1)
+            self.mosaic = self.maps.imshow(np.zeros((T, T)), cmap=viridis, vmin=0, vmax=1, aspect="auto",
+                                           interpolation="nearest")
             self.maps.set_yticks(range(T), labels=list(tokens))
             self.maps.set_ylabel("query")
-            self.maps.set_title(f"each head's attention weights (right split); keys in the order "
-                                f"{', '.join(tokens)}", fontsize=9, loc="left")
-            self.maps.set_xticks([])  # heads are named under their maps (cheaper than new ticks per h)
+            self.maps.set_title(f"each head's weights (keys: {' '.join(tokens)})", fontsize=9, loc="left")
+            self.maps.set_xticks([])  # the heads are named under their maps
+            self.maps.set_frame_on(False)
             self.names = [self.maps.annotate("head 1", (0, T - 0.5), xytext=(0, -3), textcoords="offset points",
                                              ha="center", va="top", fontsize=8, annotation_clip=False)
                           for _ in range(d)]
             self.fig.colorbar(self.mosaic, ax=self.maps, shrink=0.9, label="weight")
-            self.maps.set_anchor("W")  # few heads: maps start at the left (after colorbar, which moves it)
             self.headline = self.fig.suptitle("h = 1 heads of width d_k = 1: who gets which entry", fontsize=11)
-        # The maps' axes changes its ticks and shape with h, so it is redrawn whole.
-        self._freeze([*moving, self.held, self.maps, self.headline])
+        # The maps' box stays put; only the picture inside and its x range change with h.
+        self._freeze([*moving, self.held, self.mosaic, *self.names, self.headline])
 
     @staticmethod
     def _held_text(rows):
@@ -376,7 +378,7 @@ class _HPainter(_Painter):
         width = frame.h * (T + 1) - 1
         self.mosaic.set_data(_gap_mosaic(frame.weights))
         self.mosaic.set_extent((-0.5, width - 0.5, T - 0.5, -0.5))
-        self.maps.set_xlim(-0.5, width - 0.5)
+        self.maps.set_xlim(-0.5, max(width, 3 * (T + 1) - 1) - 0.5)  # room for 3 heads at least
         for i, name in enumerate(self.names):
             name.set_visible(i < frame.h)
             name.xy = (i * (T + 1) + (T - 1) / 2, T - 0.5)
@@ -495,8 +497,8 @@ class _DkPainter(_Painter):
         n = fits[0].target.shape[0]
         small = n <= 5  # numbers in the cells up to 5 x 5 (more would crowd and slow every frame)
         with _book_style():
-            self.fig = Figure(figsize=(10.4, 2.9), layout="constrained")
-            ax_t, ax_w, ax_kl, ax_sv = self.fig.subplots(1, 4, width_ratios=(1, 1, 1.05, 1.05))
+            self.fig = Figure(figsize=(FIG_WIDTH, 5.0), layout="constrained")
+            (ax_t, ax_w), (ax_kl, ax_sv) = self.fig.subplots(2, 2)
             heatmap(fits[0].target, tokens, tokens, ax=ax_t, title="target", annotate=small, ylabel="query")
             self.image = heatmap(fits[0].weights, tokens, tokens, ax=ax_w, annotate=small, ylabel="")
             self.cells = list(ax_w.texts)
@@ -504,9 +506,11 @@ class _DkPainter(_Painter):
             ax_kl.plot(d_ks, np.maximum(kls, KL_FLOOR), "o-", color=OKABE_ITO[0])
             self.kl_dot, = ax_kl.plot([], [], "o", ms=11, mfc="none", mec=OKABE_ITO[5], mew=2)
             ax_kl.set_yscale("log")
-            ax_kl.set_ylim(KL_FLOOR / 3, max(kls.max(), 1e-3) * 3)
+            top = max(kls.max(), 1e-3) * 3
+            ax_kl.set_ylim(KL_FLOOR / 3, top)
             ax_kl.axvline(n - 1, color="grey", ls="--", lw=1)
-            ax_kl.annotate("n − 1", (n - 1, KL_FLOOR), xytext=(3, 2), textcoords="offset points", fontsize=8)
+            ax_kl.annotate("d_k = n − 1", (n - 1, top), xytext=(3, -3), textcoords="offset points",
+                           va="top", fontsize=8)
             ax_kl.set_xticks(d_ks)
             ax_kl.set_xlabel("head width d_k")
             ax_kl.set_title(f"error left, KL (≈ 0 drawn at {KL_FLOOR:g})", fontsize=9)
