@@ -103,6 +103,11 @@ def _colour(i):
 
 
 # ================================================================ the static frame stack
+def _caption_html(text):
+    """A frame's caption (its text alternative) as HTML, with d_k written as d with a subscript k."""
+    return "<p>" + html.escape(text).replace("d_k", "d<sub>k</sub>") + "</p>"
+
+
 def _frame_stack(frames, labels, *, start, description, intro, dom_class):
     """A slider linked in the browser to a Stack of (picture, caption) frames.
 
@@ -114,7 +119,7 @@ def _frame_stack(frames, labels, *, start, description, intro, dom_class):
     caption_style = HTMLStyle(font_size="0.9em")  # one style model shared by every caption
     # No tooltip on the Image: ipywidgets 8's ImageView fails on it (it has no description).
     pages = [widgets.VBox([widgets.Image(value=png, format="png", layout=image_layout),
-                           widgets.HTML(f"<p>{html.escape(text)}</p>", style=caption_style)])
+                           widgets.HTML(_caption_html(text), style=caption_style)])
              for png, text in frames]
     stack = widgets.Stack(pages, selected_index=start)
     slider = widgets.SelectionSlider(options=[(label, i) for i, label in enumerate(labels)], index=start,
@@ -279,7 +284,7 @@ def q_sweep_live(keys=(2, 0, 1), tokens=("I", "love", "LLMs")):
     def redraw(_=None):
         w = rank.q_sweep_weights(q.value, state["keys"])
         image.value = state["painter"].draw(q.value, w)
-        caption.value = f"<p>{html.escape(_q_caption(q.value, w, state['tokens'], state['keys']))}</p>"
+        caption.value = _caption_html(_q_caption(q.value, w, state["tokens"], state["keys"]))
 
     def new_keys(change):
         try:
@@ -320,7 +325,7 @@ class _HPainter(_Painter):
             self.fig = Figure(figsize=(FIG_WIDTH, 4.6), layout="constrained")
             grid = self.fig.add_gridspec(2, 2, height_ratios=(1, 1.15))
             self.grids, moving = [], []
-            for col, title in enumerate(("right: split_heads", "wrong: reshape straight to (h, T, d_k)")):
+            for col, title in enumerate(("right: split_heads", "wrong: reshape straight to $(h, T, d_k)$")):
                 ax = self.fig.add_subplot(grid[0, col])
                 image = ax.imshow(np.zeros((T, d)), cmap=cmap, vmin=-0.5, vmax=d - 0.5, aspect="auto",
                                   interpolation="nearest")
@@ -351,7 +356,7 @@ class _HPainter(_Painter):
                                              ha="center", va="top", fontsize=8, annotation_clip=False)
                           for _ in range(d)]
             self.fig.colorbar(self.mosaic, ax=self.maps, shrink=0.9, label="weight")
-            self.headline = self.fig.suptitle("h = 1 heads of width d_k = 1: who gets which entry", fontsize=11)
+            self.headline = self.fig.suptitle("$h$ = 1 heads of width $d_k$ = 1: who gets which entry", fontsize=11)
         # The maps' box stays put; only the picture inside and its x range change with h.
         self._freeze([*moving, self.held, self.mosaic, *self.names, self.headline])
 
@@ -384,7 +389,7 @@ class _HPainter(_Painter):
             name.xy = (i * (T + 1) + (T - 1) / 2, T - 0.5)
             name.set_text(f"head {i + 1}" if frame.h <= 6 else str(i + 1))
         heads = "1 head" if frame.h == 1 else f"{frame.h} heads"
-        self.headline.set_text(f"h = {heads} of width d_k = {frame.d_k}: who gets which entry")
+        self.headline.set_text(f"$h$ = {heads} of width $d_k$ = {frame.d_k}: who gets which entry")
         return self._frame()
 
 
@@ -467,7 +472,7 @@ def h_sweep_live(d=12, tokens=("the", "cat", "sat", "down"), *, seed=0):
         frame = state["frames"][h.value]
         image.value = state["painter"].draw(frame)
         text = _h_caption(frame, state["tokens"])
-        caption.value = f"<p>{html.escape(text)}</p>"
+        caption.value = _caption_html(text)
 
     rebuild()
     h.observe(redraw, names="value")
@@ -509,18 +514,18 @@ class _DkPainter(_Painter):
             top = max(kls.max(), 1e-3) * 3
             ax_kl.set_ylim(KL_FLOOR / 3, top)
             ax_kl.axvline(n - 1, color="grey", ls="--", lw=1)
-            ax_kl.annotate("d_k = n − 1", (n - 1, top), xytext=(3, -3), textcoords="offset points",
+            ax_kl.annotate("$d_k = n - 1$", (n - 1, top), xytext=(3, -3), textcoords="offset points",
                            va="top", fontsize=8)
             ax_kl.set_xticks(d_ks)
-            ax_kl.set_xlabel("head width d_k")
-            ax_kl.set_title(f"error left, KL (≈ 0 drawn at {KL_FLOOR:g})", fontsize=9)
+            ax_kl.set_xlabel("head width $d_k$")
+            ax_kl.set_title(f"error left, summed KL (≈ 0 drawn at {KL_FLOOR:g})", fontsize=9)
             sv_top = max(f.singular_values.max() for f in fits)
             self.bars = ax_sv.bar(np.arange(1, n + 1), np.zeros(n), color=OKABE_ITO[2])
             self.rank_line = ax_sv.axvline(0.5, color="black", ls=":", lw=1)
             ax_sv.set_ylim(0, sv_top * 1.1 if sv_top > 0 else 1)
             ax_sv.set_xticks(np.arange(1, n + 1))
             ax_sv.set_xlabel("index i")
-            ax_sv.set_title("singular values σ_i of Q Kᵀ", fontsize=9)
+            ax_sv.set_title("singular values $\\sigma_i$ of $Q K^\\top$", fontsize=9)
         self.draw_state(fits[0].d_k)
         self._freeze([self.image, *self.cells, self.w_title, self.kl_dot, *self.bars, self.rank_line])
 
@@ -533,7 +538,7 @@ class _DkPainter(_Painter):
         fit = self.fits[d_k]
         self.image.set_data(fit.weights)
         _fill_cells(self.cells, fit.weights)
-        self.w_title.set_text(f"best with d_k = {d_k}")
+        self.w_title.set_text(f"best with $d_k$ = {d_k}")
         self.kl_dot.set_data([d_k], [max(fit.kl, KL_FLOOR)])
         sv = np.zeros(len(self.bars))
         sv[:fit.singular_values.size] = fit.singular_values
@@ -630,7 +635,7 @@ def dk_sweep_live(target=None, n=4):
     def redraw(_=None):
         image.value = state["painter"].draw(d_k.value)
         text = _dk_caption(state["fits"][d_k.value - 1], state["n"])
-        caption.value = f"<p>{html.escape(text)}</p>"
+        caption.value = _caption_html(text)
 
     def new_target(change):
         try:
