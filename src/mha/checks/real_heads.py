@@ -1,0 +1,75 @@
+"""Checkers for the exercises of book/09_real_heads.md (what real trained heads do).
+
+* ``ex-previous-token-mass`` (code): ``previous_token_mass(A)`` for one head's
+  weights ``A`` of shape (T, T): the mean of ``A[t, t-1]`` over the ``T - 1``
+  queries that have a previous token, as :func:`mha.heads.previous_token_mass`.
+* ``ex-kv-head`` (numeric): in SmolLM2 (``h = 9`` query heads, ``g = 3``
+  key/value heads), the key/value head that query head 7 reads, and how many
+  query heads share each key/value head: ``[7 // (9 // 3), 9 // 3]``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..attention import softmax
+from ..heads import diagonal_mass, previous_token_mass
+from .core import answer_array, call_learner, checker, compare, wrong
+
+__all__: list = []
+
+
+def _previous_cases():
+    """(A, description) pairs: random heads, a pure previous-token head, and T = 2."""
+    rng = np.random.default_rng(9)
+    shifted = np.eye(5, k=-1)
+    shifted[0, 0] = 1.0  # the first token has no predecessor: it looks at itself
+    return [
+        (np.round(softmax(rng.normal(size=(4, 4)) * 2), 3), "a random 4 x 4 head"),
+        (shifted, "a head that always looks at the previous token (answer 1)"),
+        (softmax(rng.normal(size=(7, 7)) * 3), "a random 7 x 7 head"),
+        (np.array([[0.3, 0.7], [0.6, 0.4]]), "a 2 x 2 head, where only the second query has a previous token"),
+    ]
+
+
+def _previous_mistakes(A):
+    T = len(A)
+    below = np.diagonal(A, -1)
+    return [
+        (below.sum() / T, "you divided by T. The first token has no previous token, so average over the "
+                          "T - 1 queries that have one."),
+        (diagonal_mass(A, 1), "that is the weight on the next token, A[t, t+1]. The previous token of query t "
+                              "is key t - 1: A[t, t-1], just below the diagonal."),
+        (np.diagonal(A).mean(), "that is the weight each query puts on itself (the diagonal). Look one place "
+                                "to the left: A[t, t-1]."),
+        (below.sum(), "you added the weights but did not average them: divide by the T - 1 queries."),
+    ]
+
+
+@checker("ex-previous-token-mass", kind="code")
+def check_previous_token_mass(func):
+    """``previous_token_mass(A)``: mean weight on the token just before each query."""
+    cases = _previous_cases()
+    for A, case in cases:
+        got = call_learner(func, A, name="previous_token_mass", case=case, signature="previous_token_mass(A)")
+        got = answer_array(got, f"the result for {case}")
+        if got.shape != ():
+            wrong(f"for {case} your function returned an array of shape {got.shape}; return one number "
+                  "(the mean over the queries).")
+        compare(got, previous_token_mass(A), f"the result for {case}", atol=1e-9, rtol=1e-7,
+                mistakes=_previous_mistakes(A), mistake_prefix=f"For {case}: ")
+    return f"your function measures the previous-token mass correctly on all {len(cases)} heads."
+
+
+@checker("ex-kv-head", kind="numeric")
+def check_kv_head(answer):
+    """SmolLM2's grouping: the key/value head of query head 7, and the group size."""
+    h, g, i = 9, 3, 7
+    group = h // g
+    compare(answer, [i // group, group], "your pair", atol=1e-9, rtol=0, rounding_hint=False, mistakes=[
+        ([i % g, group], "query head i reads key/value head i // (h / g), not i % g: neighbouring query heads "
+                         "form a group. Heads 0, 1, 2 read key/value head 0; heads 3, 4, 5 read head 1; ..."),
+        ([i // group, h], "the second number is the size of one group: how many query heads share one "
+                          "key/value head, h / g, not the number of query heads in all."),
+    ], shape_hint="Give two numbers: the key/value head, then the number of query heads per key/value head.")
+    return "query heads 6, 7 and 8 all read key/value head 2, so the cache holds a third as many keys and values."
