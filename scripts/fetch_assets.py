@@ -137,6 +137,20 @@ PACKAGES = [
             ("package/dist/*.woff2", "./"),
         ],
     },
+    {
+        # The same fonts where the bundle's CSS sometimes asks for them: its webpack public path
+        # can resolve to the AMD module's folder (_static/@jupyter-widgets/html-manager/dist/)
+        # before offline-setup.js has mapped that folder. Two copies cost ~300 kB; a 404 costs
+        # the icons and a console error.
+        "id": "@jupyter-widgets/html-manager (fonts at the module path)",
+        "name": "@jupyter-widgets/html-manager",
+        "version": "1.0.15",
+        "integrity": "sha512-5thBIV6ymNgmPVOHvzx+gGy8ZSKmSazhtGw4/c4xJDVzRhG9PTeQsRjF3FUTopvFi//SABeNz1yp47bCrJ3CQA==",
+        "dest": "@jupyter-widgets/html-manager/dist",
+        "generated": {},
+        "exclude": [],
+        "keep": [("package/dist/*.woff2", "./")],
+    },
 ]
 
 
@@ -249,9 +263,9 @@ def load_manifest() -> dict | None:
 def up_to_date(manifest: dict | None) -> bool:
     if not manifest or manifest.get("schema") != SCHEMA:
         return False
-    recorded = {p["name"]: p for p in manifest.get("packages", [])}
+    recorded = {p.get("id", p["name"]): p for p in manifest.get("packages", [])}
     for pkg in PACKAGES:
-        rec = recorded.get(pkg["name"])
+        rec = recorded.get(pkg.get("id", pkg["name"]))
         if not rec or rec["version"] != pkg["version"] or rec["integrity"] != pkg["integrity"]:
             return False
         if rec.get("keep") != [list(k) for k in pkg["keep"]] or rec.get("exclude") != pkg["exclude"]:
@@ -271,7 +285,7 @@ def up_to_date(manifest: dict | None) -> bool:
 
 
 def total_size(manifest: dict) -> tuple[int, int, dict[str, int]]:
-    per = {p["name"]: sum(f["size"] for f in p["files"].values()) for p in manifest["packages"]}
+    per = {p.get("id", p["name"]): sum(f["size"] for f in p["files"].values()) for p in manifest["packages"]}
     count = sum(len(p["files"]) for p in manifest["packages"])
     return sum(per.values()), count, per
 
@@ -279,7 +293,8 @@ def total_size(manifest: dict) -> tuple[int, int, dict[str, int]]:
 def report(manifest: dict, status: str) -> None:
     total, count, per = total_size(manifest)
     for p in manifest["packages"]:
-        print(f"  {p['name']}@{p['version']}: {len(p['files'])} files, {human(per[p['name']])}")
+        key = p.get("id", p["name"])
+        print(f"  {key}@{p['version']}: {len(p['files'])} files, {human(per[key])}")
     print(f"fetch_assets: {status}: {count} files, {human(total)} ({total} bytes) in "
           f"{ASSETS.relative_to(ROOT)}/")
 
@@ -302,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
             tarball = fetch_tarball(pkg)
             files = extract(pkg, tarball, staging / pkg["dest"])
             new["packages"].append({
-                "name": pkg["name"], "version": pkg["version"], "integrity": pkg["integrity"],
+                "id": pkg.get("id", pkg["name"]), "name": pkg["name"], "version": pkg["version"], "integrity": pkg["integrity"],
                 "dest": pkg["dest"], "keep": [list(k) for k in pkg["keep"]],
                 "exclude": pkg["exclude"], "files": dict(sorted(files.items())),
             })
@@ -310,6 +325,7 @@ def main(argv: list[str] | None = None) -> int:
         MANIFEST.unlink(missing_ok=True)
         for pkg in PACKAGES:
             final = ASSETS / pkg["dest"]
+            final.parent.mkdir(parents=True, exist_ok=True)
             if final.exists():
                 shutil.rmtree(final)
             (staging / pkg["dest"]).replace(final)
