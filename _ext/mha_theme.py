@@ -1,0 +1,31 @@
+"""The book's own small stylesheet and accessibility script, served from ``_ext/static/``.
+
+Why an extension and not a ``_static/`` folder at the book root: when that folder exists,
+Jupyter Book adds every ``.js``/``.css`` under every ``html_static_path`` entry to every page
+(here that would be all of MathJax). This adds exactly two files:
+
+* ``mha-theme.css``: figures as white cards in dark mode, readable exercise verdicts in both
+  modes, captions at normal weight, and long code lines that wrap instead of scrolling.
+* ``mha-a11y.js``: gives each widget frame (an ``<img>`` drawn by ipywidgets, which has no
+  alt text of its own) the text of the caption that sits next to it in its frame.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+STATIC = Path(__file__).resolve().parent / "static"
+CSS = "mha-theme.css"
+JS = "mha-a11y.js"
+
+
+def _add_static_path(app, config):
+    path = str(STATIC)
+    if path not in config.html_static_path:
+        config.html_static_path.append(path)
+
+
+def setup(app):
+    app.connect("config-inited", _add_static_path)
+    app.add_css_file(CSS)
+    app.add_js_file(JS, defer="defer")
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
