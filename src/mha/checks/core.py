@@ -50,6 +50,10 @@ _TITLES = {"correct": "Correct", "wrong": "Not quite", "not done": "Not done yet
 # Okabe-Ito accents (colour-blind safe); the icon and the title carry the meaning too.
 _ACCENTS = {"correct": ("#009E73", "#e8f6f0"), "wrong": ("#D55E00", "#fcefe6"),
             "not done": ("#0072B2", "#e8f1f8")}
+# Inline code in a verdict takes the box's own text colour: a notebook or book theme's code
+# colour (pale in dark themes) would be unreadable on the light box.
+_VERDICT_CSS = ("<style>.mha-verdict code{color:inherit;background:rgba(127,127,127,0.18);"
+                "border:0;padding:0 0.25em;border-radius:3px;}</style>")
 _NOT_DONE = "replace the `...` with your answer (or write the function's body), then run this cell again."
 
 
@@ -123,11 +127,13 @@ class Verdict:
         style = (f"border-left:5px solid {line};background:{fill};color:#1a1a1a;"
                  "padding:0.45em 0.8em;margin:0.3em 0;border-radius:4px;line-height:1.45;")
         return (
-            f'<div class="mha-verdict mha-verdict-{self.status.replace(" ", "-")}" role="status" '
+            _VERDICT_CSS
+            + f'<div class="mha-verdict mha-verdict-{self.status.replace(" ", "-")}" role="status" '
             f'style="{style}">'
             f'<strong><span aria-hidden="true">{_ICONS[self.status]}</span> {_TITLES[self.status]}:</strong> '
             f"{_code_to_html(self.message)}"
-            f' <span style="color:#555;font-size:0.85em;">({html.escape(self.label)})</span></div>'
+            f' <span class="mha-verdict-label" style="color:#4a4a4a;font-size:0.85em;">'
+            f"({html.escape(self.label)})</span></div>"
         )
 
 
