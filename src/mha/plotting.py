@@ -83,15 +83,26 @@ def heatmap(A, row_labels, col_labels, *, ax=None, title=None, vmin=0.0, vmax=1.
     if title:
         ax.set_title(title)
     if annotate:
-        lo, hi = im.get_clim()
-        mid = (lo + hi) / 2
         for (r, c), value in np.ndenumerate(A):
-            # Light text on the dark end of the colormap, dark text on the light end.
-            colour = "white" if (value < mid) == (cmap in ("viridis", "cividis", "magma")) else "black"
+            colour = _text_colour(im.cmap(im.norm(value)))
             ax.text(c, r, fmt.format(value), ha="center", va="center", color=colour, fontsize=9)
     if colorbar:
         ax.figure.colorbar(im, ax=ax, shrink=0.8)
     return im
+
+
+def _text_colour(rgba) -> str:
+    """Black or white, whichever contrasts more with a cell of colour ``rgba``.
+
+    Uses the relative luminance L of WCAG 2: black text wins when L > 0.179, where both
+    contrast ratios, (L + 0.05) / 0.05 and 1.05 / (L + 0.05), are equal.
+
+    >>> _text_colour((1.0, 1.0, 0.0, 1.0)), _text_colour((0.27, 0.0, 0.33, 1.0))
+    ('black', 'white')
+    """
+    linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in rgba[:3]]
+    luminance = 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+    return "black" if luminance > 0.179 else "white"
 
 
 def figure_png(fig, *, close=True) -> bytes:
