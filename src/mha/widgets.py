@@ -36,7 +36,8 @@ from PIL import Image as PILImage
 from . import rank
 from .plotting import OKABE_ITO, heatmap, use_book_style
 
-__all__ = ["dk_sweep", "dk_sweep_live", "h_sweep", "h_sweep_live", "q_sweep", "q_sweep_live"]
+__all__ = ["canvas_png", "dk_sweep", "dk_sweep_live", "frame_stack", "h_sweep", "h_sweep_live", "q_sweep",
+           "q_sweep_live"]
 
 #: Okabe-Ito without black: one colour per token or head (black is kept for text and markers).
 PALETTE = OKABE_ITO[:7]
@@ -53,7 +54,7 @@ def _book_style():
         yield
 
 
-def _png(canvas):
+def canvas_png(canvas):
     """The canvas as a small PNG: 64 colours (plots have few), no dithering.
 
     Rendered figures here are flat colours, lines and text, so a palette PNG
@@ -90,7 +91,7 @@ class _Painter:
             for artist in self.moving:
                 if artist.get_visible():
                     self.fig.draw_artist(artist)
-        return _png(self.canvas)
+        return canvas_png(self.canvas)
 
 
 def _num(x, fmt):
@@ -108,7 +109,7 @@ def _caption_html(text):
     return "<p>" + html.escape(text).replace("d_k", "d<sub>k</sub>") + "</p>"
 
 
-def _frame_stack(frames, labels, *, start, description, intro, dom_class):
+def frame_stack(frames, labels, *, start, description, intro, dom_class):
     """A slider linked in the browser to a Stack of (picture, caption) frames.
 
     ``frames`` is a list of ``(png_bytes, caption)``. The slider's ``index``
@@ -247,7 +248,7 @@ def q_sweep(keys=(2, 0, 1), tokens=("I", "love", "LLMs"), q_values=None):
     intro = (f"A head of width d<sub>k</sub> = 1 with keys {html.escape(_fmt_keys(keys))} for "
              f"“{html.escape(' '.join(tokens))}”. Each score of a query's row is q times a key, so the "
              "one number q sets the whole row. Move the slider (or use the arrow keys) to change q.")
-    return _frame_stack(frames, [_num(q, "+.1f") for q in q_values], start=int(np.argmin(np.abs(q_values))),
+    return frame_stack(frames, [_num(q, "+.1f") for q in q_values], start=int(np.argmin(np.abs(q_values))),
                         description="query q", intro=intro, dom_class="mha-q-sweep")
 
 
@@ -434,7 +435,7 @@ def h_sweep(d=12, tokens=("the", "cat", "sat", "down"), *, seed=0, layer=None):
     intro = (f"A layer of width d = {d} on “{html.escape(' '.join(tokens))}”, split into h heads for every "
              "h that divides d. Colours and numbers show which head receives each entry of Q, K and V. "
              "Move the slider (or use the arrow keys) to change h.")
-    return _frame_stack(pictures, [f"{f.h} (d_k = {f.d_k})" for f in frames], start=min(1, len(frames) - 1),
+    return frame_stack(pictures, [f"{f.h} (d_k = {f.d_k})" for f in frames], start=min(1, len(frames) - 1),
                         description="heads h", intro=intro, dom_class="mha-h-sweep")
 
 
@@ -590,7 +591,7 @@ def dk_sweep(target=None, n=4, tokens=None, d_k_values=None):
              "tokens, found by fitting Q and K. Next to it: the error left (summed KL) for every d<sub>k</sub>, "
              "and the singular values of the fitted scores Q K<sup>T</sup>. Move the slider (or use the arrow "
              "keys) to change d<sub>k</sub>.")
-    return _frame_stack(frames, [str(f.d_k) for f in fits], start=0, description="head width d_k",
+    return frame_stack(frames, [str(f.d_k) for f in fits], start=0, description="head width d_k",
                         intro=intro, dom_class="mha-dk-sweep")
 
 
