@@ -28,6 +28,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+import yaml
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM_PATH = os.environ.get("MHA_CHROMIUM", "/usr/bin/chromium")
@@ -261,3 +262,24 @@ def _slider_moves_picture_fixture():
     return slider_moves_picture
 
 # ================================ end of browser fixtures ========================================
+
+
+# =================================================================================================
+# The book's pages, from _toc.yml
+# =================================================================================================
+def toc_files() -> list[str]:
+    """Every page of _toc.yml in order (the root, chapters, parts, sections), without suffix."""
+    toc = yaml.safe_load((REPO_ROOT / "_toc.yml").read_text())
+    files = [toc["root"]]
+
+    def walk(entries):
+        for entry in entries or []:
+            if "file" in entry:
+                files.append(entry["file"])
+            walk(entry.get("sections"))
+            walk(entry.get("chapters"))
+
+    walk(toc.get("chapters"))
+    for part in toc.get("parts", []):
+        walk(part.get("chapters"))
+    return files

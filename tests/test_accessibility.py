@@ -26,10 +26,9 @@ import re
 from pathlib import Path
 
 import pytest
-import yaml
 from bs4 import BeautifulSoup
 
-from conftest import REPO_ROOT, built_site_dir
+from conftest import built_site_dir, toc_files
 
 pytestmark = pytest.mark.book  # reads the built book
 
@@ -44,20 +43,7 @@ MIN_ALT_WORDS = 4
 
 def toc_pages() -> list[str]:
     """The pages of _toc.yml, in order, as paths of the built site (``book/x.html``)."""
-    toc = yaml.safe_load((REPO_ROOT / "_toc.yml").read_text())
-    files = [toc["root"]]
-
-    def walk(entries):
-        for entry in entries or []:
-            if "file" in entry:
-                files.append(entry["file"])
-            walk(entry.get("sections"))
-            walk(entry.get("chapters"))
-
-    walk(toc.get("chapters"))
-    for part in toc.get("parts", []):
-        walk(part.get("chapters"))
-    return [f"{f}.html" for f in files]
+    return [f"{f}.html" for f in toc_files()]
 
 
 PAGES = toc_pages()

@@ -10,30 +10,13 @@ import re
 from pathlib import Path
 
 import pytest
-import yaml
+
+from conftest import toc_files
 
 ROOT = Path(__file__).resolve().parent.parent
 REPORT = ROOT / "_build" / "build-report.json"
 
 pytestmark = pytest.mark.book
-
-
-def toc_files() -> list[str]:
-    """Every page of _toc.yml, in order (the root, chapters and parts)."""
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    files = [toc["root"]]
-
-    def walk(entries):
-        for entry in entries or []:
-            if "file" in entry:
-                files.append(entry["file"])
-            walk(entry.get("sections"))
-            walk(entry.get("chapters"))
-
-    walk(toc.get("chapters"))
-    for part in toc.get("parts", []):
-        walk(part.get("chapters"))
-    return files
 
 
 CHAPTERS = [f for f in toc_files() if (ROOT / f"{f}.md").read_text().startswith("---\njupytext:")]

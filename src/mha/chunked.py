@@ -11,28 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import as_float_array, check_ndim, check_positive_int
+from ._validate import check_positive_int
+from .attention import check_qkv
 
 __all__ = ["attention_chunked"]
 
 
 def _check_qkv(Q, K, V, causal):
-    Q = as_float_array(Q, "Q")
-    K = as_float_array(K, "K")
-    V = as_float_array(V, "V")
-    check_ndim(Q, "Q", 2, "(..., T, d_k)")
-    check_ndim(K, "K", 2, "(..., S, d_k)")
-    check_ndim(V, "V", 2, "(..., S, d_v)")
-    if Q.shape[-1] != K.shape[-1]:
-        raise ValueError(f"Q and K must have the same width d_k, got Q {Q.shape} and K {K.shape}")
-    if K.shape[-2] != V.shape[-2]:
-        raise ValueError(f"K and V must have the same length S, got K {K.shape} and V {V.shape}")
-    try:
-        lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
-    except ValueError:
-        raise ValueError(
-            f"the leading (batch) axes of Q {Q.shape}, K {K.shape} and V {V.shape} do not broadcast"
-        ) from None
+    Q, K, V, lead = check_qkv(Q, K, V)
     if K.shape[-2] == 0 or Q.shape[-1] == 0:
         raise ValueError(f"K needs at least one position and a width d_k of at least 1, got Q {Q.shape} and K {K.shape}")
     if not isinstance(causal, (bool, np.bool_)):
