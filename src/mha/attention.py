@@ -417,8 +417,10 @@ def _steps(X, weights, h, mask, causal, n_kv_heads, biases, keep_scores):
                           concat=concat, output=output, h=h, n_kv_heads=g, d_k=d_k, d_v=d_v)
 
 
-def attention_steps(X, W_Q, W_K, W_V, W_O, h, *, mask=None, causal=False, n_kv_heads=None,
-                    b_Q=None, b_K=None, b_V=None, b_O=None):
+def attention_steps(X,  # tokens, one row each
+                    W_Q, W_K, W_V,  # projections into queries, keys, values
+                    W_O,  # projection of the joined heads
+                    h, *, mask=None, causal=False, n_kv_heads=None, b_Q=None, b_K=None, b_V=None, b_O=None):
     r"""Run one multi-head attention layer and keep every intermediate.
 
     .. math::
@@ -466,8 +468,10 @@ def attention_steps(X, W_Q, W_K, W_V, W_O, h, *, mask=None, causal=False, n_kv_h
                   dict(b_Q=b_Q, b_K=b_K, b_V=b_V, b_O=b_O), keep_scores=True)
 
 
-def multi_head_attention(X, W_Q, W_K, W_V, W_O, h, *, mask=None, causal=False, n_kv_heads=None,
-                         b_Q=None, b_K=None, b_V=None, b_O=None):
+def multi_head_attention(X,  # tokens, one row each
+                         W_Q, W_K, W_V,  # projections into queries, keys, values
+                         W_O,  # projection of the joined heads
+                         h, *, mask=None, causal=False, n_kv_heads=None, b_Q=None, b_K=None, b_V=None, b_O=None):
     """Multi-head attention: :func:`attention_steps` returning only ``(Y, A)``.
 
     The same code path, except that the raw scores are not kept, which saves
