@@ -283,3 +283,13 @@ def toc_files() -> list[str]:
     for part in toc.get("parts", []):
         walk(part.get("chapters"))
     return files
+
+
+# =================================================================================================
+# Hypothesis: no per-example deadline. CI shares two cores with other work, and a slow example is
+# not a wrong one (speed targets live in benchmarks/, not in tests).
+# =================================================================================================
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+settings.register_profile("book", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("book")
