@@ -28,6 +28,7 @@ import numpy as np
 from ._validate import as_float_array, check_positive_int
 from .attention import multi_head_attention, softmax, split_heads
 from .examples import WorkedExample
+from .fitting import kl_divergence
 
 __all__ = [
     "HSweepFrame",
@@ -497,8 +498,8 @@ def _check_target(target):
 def kl_rows(target, weights):
     r"""KL divergence of each row: :math:`\sum_j A_{rj} (\log A_{rj} - \log W_{rj})`.
 
-    Rounding can make an exact fit come out a hair below zero; such values are
-    clipped to 0.
+    The target's rows and shape are checked here; the divergence itself is
+    :func:`mha.fitting.kl_divergence` (rounding below zero is clipped to 0 there).
 
     Examples
     --------
@@ -510,9 +511,7 @@ def kl_rows(target, weights):
     W = as_float_array(weights, "weights")
     if W.shape != A.shape:
         raise ValueError(f"weights must have the target's shape {A.shape}, got {W.shape}")
-    with np.errstate(divide="ignore"):
-        kl = np.sum(A * (np.log(A) - np.log(W)), axis=1)
-    return np.maximum(kl, 0.0)
+    return kl_divergence(A, W)  # (T, S), (T, S) -> (T,)
 
 
 def _log_softmax(S):
