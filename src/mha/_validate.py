@@ -1,41 +1,70 @@
-"""Input checks shared by the library.
+"""Input checks shared by the library: the one place where inputs are validated.
 
-Every public function turns its inputs into arrays here, so that bad input
-fails early with a message that names the argument, its shape and what was
-expected, instead of an error from deep inside NumPy or a silent NaN.
+Every public function turns its inputs into arrays and numbers here, so that
+bad input fails early with a message that names the argument, its shape and
+what was expected, instead of an error from deep inside NumPy or a silent NaN.
+
+What is here, by kind of input:
+
+* arrays: :func:`as_float_array`, :func:`as_bool_mask`, :func:`check_ndim`,
+  :func:`check_prob_rows` (rows of probabilities, one tolerance :data:`ROW_SUM_TOL`),
+  :func:`check_qkv` (one attention head's queries, keys and values);
+* whole numbers: :func:`check_positive_int`, :func:`check_count`, :func:`check_index`;
+* other scalars: :func:`check_flag` (real booleans only), :func:`check_number`,
+  :func:`check_axis`.
 """
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
+
+#: How far a row of probabilities may stray from summing to 1 before it is refused.
+#: Loose enough for float32 attention weights of a few thousand keys.
+ROW_SUM_TOL = 1e-5
+
+
+def _type_name(value) -> str:
+    return type(value).__name__
+
+
+def _refuse_masked(x, name: str) -> None:
+    if np.ma.isMaskedArray(x):
+        raise TypeError(
+            f"{name} is a NumPy masked array (shape {np.shape(x)}); its mask would be lost here. "
+            "Pass a plain array, and for attention pass the mask separately (mask=...)"
+        )
 
 
 def as_float_array(x, name: str, *, allow_neg_inf: bool = False) -> np.ndarray:
     """Return ``x`` as a floating-point array, or raise a clear error.
 
-    Integers become float64; float32 and float64 keep their precision.
+    Integers become float64; float16, float32 and float64 keep their precision.
 
     Raises
     ------
     TypeError
-        If ``x`` is not numeric (strings, objects, booleans, complex numbers).
+        If ``x`` is not numeric (strings, objects, booleans, complex numbers),
+        or is a masked array.
     ValueError
         If ``x`` is ragged, or holds NaN or infinity (``-inf`` is allowed
         when ``allow_neg_inf`` is true).
     """
     if x is None:
         raise TypeError(f"{name} must be an array of numbers, got None")
+    _refuse_masked(x, name)
     try:
         arr = np.asarray(x)
     except (ValueError, TypeError) as err:
         raise ValueError(f"{name} could not be read as a rectangular array of numbers ({err})") from None
     if arr.dtype.kind in "iu":
         arr = arr.astype(np.float64)
-    elif arr.dtype.kind != "f":
+    elif arr.dtype.kind != "f" or arr.dtype.itemsize > 8:
         raise TypeError(
-            f"{name} must hold real numbers, got an array of dtype {arr.dtype} with shape {arr.shape}"
+            f"{name} must hold real numbers (float16, float32, float64 or integers), got an array of "
+            f"dtype {arr.dtype} with shape {arr.shape}"
         )
     if np.isfinite(arr).all():  # the common case: one fast pass
         return arr
@@ -51,7 +80,11 @@ def as_float_array(x, name: str, *, allow_neg_inf: bool = False) -> np.ndarray:
 
 def as_bool_mask(mask, name: str = "mask") -> np.ndarray:
     """Return ``mask`` as a boolean array (True = may attend)."""
-    arr = np.asarray(mask)
+    _refuse_masked(mask, name)
+    try:
+        arr = np.asarray(mask)
+    except (ValueError, TypeError) as err:
+        raise ValueError(f"{name} could not be read as a rectangular array of booleans ({err})") from None
     if arr.dtype != np.bool_:
         raise TypeError(
             f"{name} must be a boolean array (True where a query may attend), "
@@ -60,17 +93,134 @@ def as_bool_mask(mask, name: str = "mask") -> np.ndarray:
     return arr
 
 
-def check_positive_int(value, name: str) -> int:
-    """Return ``value`` as an ``int`` if it is a positive whole number."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be a positive integer, got {value!r} of type {type(value).__name__}")
-    if value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value}")
-    return int(value)
-
-
 def check_ndim(arr: np.ndarray, name: str, ndim: int, legend: str, *, exact: bool = False) -> None:
     """Raise if ``arr`` has fewer (or, with ``exact``, other) than ``ndim`` axes."""
     if arr.ndim < ndim or (exact and arr.ndim != ndim):
         need = f"exactly {ndim}" if exact else f"at least {ndim}"
         raise ValueError(f"{name} must have {need} axes {legend}, got shape {arr.shape}")
+
+
+def check_prob_rows(A, name: str, *, ndim: int = 1, legend: str = "(..., S)",
+                    positive: bool = False) -> np.ndarray:
+    """``A`` as a float array whose last axis holds probability distributions.
+
+    Every entry must be at least 0 (with ``positive``, above 0) and every row
+    must sum to 1 within :data:`ROW_SUM_TOL`; a row needs at least one entry.
+    """
+    A = as_float_array(A, name)
+    check_ndim(A, name, ndim, legend)
+    if A.shape[-1] == 0:
+        raise ValueError(f"{name} has an empty last axis (shape {A.shape}); a row needs at least one weight")
+    bad = A <= 0 if positive else A < 0
+    if bad.any():
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        need = ("every weight must be above 0 (a zero weight needs a score of -inf, which no finite "
+                "head gives)") if positive else "probabilities are never negative"
+        raise ValueError(f"{name} (shape {A.shape}) holds {A[where]:.3g} at index {where}; {need}")
+    sums = A.sum(axis=-1)
+    off = np.abs(sums - 1.0) > ROW_SUM_TOL
+    if off.any():
+        where = tuple(int(i) for i in np.argwhere(off)[0])
+        raise ValueError(f"the rows of {name} (shape {A.shape}) must each sum to 1, but the row at index "
+                         f"{where} sums to {sums[where]:.6g}")
+    return A
+
+
+def check_qkv(Q, K, V):
+    """Validate one head's ``Q``, ``K``, ``V``; return them as arrays and their batch shape.
+
+    ``Q`` is ``(..., T, d_k)``, ``K`` is ``(..., S, d_k)``, ``V`` is ``(..., S, d_v)``;
+    the leading axes broadcast. ``S`` and ``d_k`` must be at least 1.
+    """
+    Q = as_float_array(Q, "Q")
+    K = as_float_array(K, "K")
+    V = as_float_array(V, "V")
+    check_ndim(Q, "Q", 2, "(..., T, d_k)")
+    check_ndim(K, "K", 2, "(..., S, d_k)")
+    check_ndim(V, "V", 2, "(..., S, d_v)")
+    if Q.shape[-1] != K.shape[-1]:
+        raise ValueError(f"Q and K must have the same width d_k, got Q {Q.shape} and K {K.shape}")
+    if Q.shape[-1] == 0:
+        raise ValueError(f"Q and K have width d_k = 0 (Q {Q.shape}, K {K.shape}); a head needs d_k >= 1")
+    if K.shape[-2] != V.shape[-2]:
+        raise ValueError(f"K and V must have the same length S, got K {K.shape} and V {V.shape}")
+    if K.shape[-2] == 0:
+        raise ValueError(f"K and V have no positions (S = 0; K {K.shape}); a query needs at least one key")
+    try:
+        lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    except ValueError:
+        raise ValueError(
+            f"the leading (batch) axes of Q {Q.shape}, K {K.shape} and V {V.shape} do not broadcast"
+        ) from None
+    return Q, K, V, lead
+
+
+def _whole(value, name: str, what: str) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be {what}, got {value!r} of type {_type_name(value)}")
+    return int(value)
+
+
+def check_positive_int(value, name: str) -> int:
+    """Return ``value`` as an ``int`` if it is a whole number of at least 1."""
+    value = _whole(value, name, "a positive integer")
+    if value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value}")
+    return value
+
+
+def check_count(value, name: str, *, low: int = 0) -> int:
+    """Return ``value`` as an ``int`` if it is a whole number of at least ``low`` (a seed, a count)."""
+    value = _whole(value, name, f"an integer of at least {low}")
+    if value < low:
+        raise ValueError(f"{name} must be an integer of at least {low}, got {value}")
+    return value
+
+
+def check_index(value, name: str, n: int) -> int:
+    """Return ``value`` as an ``int`` if it indexes one of ``n`` things (``0 <= value < n``)."""
+    value = _whole(value, name, f"an integer index from 0 to {n - 1}")
+    if not 0 <= value < n:
+        raise ValueError(f"{name}={value} is out of range: it must be from 0 to {n - 1}")
+    return value
+
+
+def check_flag(value, name: str) -> bool:
+    """Return ``value`` as a ``bool`` if it is ``True`` or ``False`` (NumPy's too), else ``TypeError``.
+
+    Strings, numbers and arrays are refused: ``"False"`` is truthy in Python.
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r} of type {_type_name(value)}")
+    return bool(value)
+
+
+def check_number(value, name: str, *, low: float | None = None, high: float | None = None,
+                 low_open: bool = False, finite: bool = True) -> float:
+    """Return ``value`` as a ``float`` if it is a real number in range.
+
+    NumPy scalars (``np.float32(0.1)``) are accepted; booleans, strings,
+    arrays and complex numbers are not. NaN is always refused, infinity
+    unless ``finite`` is false. ``low`` is inclusive unless ``low_open``.
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
+            value = value.item()
+        else:
+            raise TypeError(f"{name} must be a real number, got {value!r} of type {_type_name(value)}")
+    value = float(value)
+    if math.isnan(value) or (finite and math.isinf(value)):
+        raise ValueError(f"{name} must be a finite number, got {value}")
+    if low is not None and (value < low or (low_open and value == low)):
+        raise ValueError(f"{name} must be {'above' if low_open else 'at least'} {low}, got {value}")
+    if high is not None and value > high:
+        raise ValueError(f"{name} must be at most {high}, got {value}")
+    return value
+
+
+def check_axis(axis, ndim: int, name: str = "axis") -> int:
+    """Return ``axis`` as a non-negative ``int`` for an array with ``ndim`` axes."""
+    axis = _whole(axis, name, "an integer (one axis)")
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"{name}={axis} is out of range for an array with {ndim} axes")
+    return axis % ndim

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import as_bool_mask, as_float_array, check_ndim, check_positive_int
+from ._validate import as_bool_mask, as_float_array, check_ndim, check_positive_int, check_qkv
 
 __all__ = [
     "AttentionSteps",
@@ -152,27 +152,6 @@ def _check_mask(mask, T, S, lead):
             "(..., T, S)"
         ) from None
     return mask
-
-
-def check_qkv(Q, K, V):
-    """Validate one head's ``Q``, ``K``, ``V``; return them as arrays and their batch shape."""
-    Q = as_float_array(Q, "Q")
-    K = as_float_array(K, "K")
-    V = as_float_array(V, "V")
-    check_ndim(Q, "Q", 2, "(..., T, d_k)")
-    check_ndim(K, "K", 2, "(..., S, d_k)")
-    check_ndim(V, "V", 2, "(..., S, d_v)")
-    if Q.shape[-1] != K.shape[-1]:
-        raise ValueError(f"Q and K must have the same width d_k, got Q {Q.shape} and K {K.shape}")
-    if K.shape[-2] != V.shape[-2]:
-        raise ValueError(f"K and V must have the same length S, got K {K.shape} and V {V.shape}")
-    try:
-        lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
-    except ValueError:
-        raise ValueError(
-            f"the leading (batch) axes of Q {Q.shape}, K {K.shape} and V {V.shape} do not broadcast"
-        ) from None
-    return Q, K, V, lead
 
 
 def scaled_dot_product_attention(Q, K, V, mask=None):

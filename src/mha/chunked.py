@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import check_positive_int
-from .attention import check_qkv
+from ._validate import check_positive_int, check_qkv
 
 __all__ = ["attention_chunked"]
 
