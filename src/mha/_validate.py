@@ -224,3 +224,23 @@ def check_axis(axis, ndim: int, name: str = "axis") -> int:
     if not -ndim <= axis < ndim:
         raise ValueError(f"{name}={axis} is out of range for an array with {ndim} axes")
     return axis % ndim
+
+
+def check_text(value, name: str = "text") -> str:
+    """Return ``value`` if it is a ``str`` that UTF-8 can encode, else a clear error.
+
+    A lone surrogate (``"\\ud800"``, half of a UTF-16 pair) is a valid Python
+    ``str`` but not valid Unicode text; tokenizers that work on UTF-8 bytes
+    cannot take it. The message gives its position.
+    """
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, got {value!r:.60} of type {_type_name(value)}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as err:
+        bad = value[err.start]
+        raise ValueError(
+            f"{name} holds a lone surrogate U+{ord(bad):04X} at position {err.start}, which is not valid "
+            "Unicode text; remove it or decode the source bytes correctly"
+        ) from None
+    return value
