@@ -244,3 +244,26 @@ def check_text(value, name: str = "text") -> str:
             "Unicode text; remove it or decode the source bytes correctly"
         ) from None
     return value
+
+
+def as_index_array(x, name: str, n: int) -> np.ndarray:
+    """Return ``x`` as an int64 array whose entries all index one of ``n`` things (token ids, rows).
+
+    Booleans, floats (even whole ones), ragged lists and empty arrays are refused.
+    """
+    _refuse_masked(x, name)
+    try:
+        arr = np.asarray(x)
+    except (ValueError, TypeError) as err:
+        raise ValueError(f"{name} could not be read as a rectangular array of integers ({err})") from None
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"{name} must be an array of integers, got dtype {arr.dtype} with shape {arr.shape}")
+    if arr.size == 0:
+        raise ValueError(f"{name} is empty (shape {arr.shape}); it needs at least one entry")
+    low, high = arr.min(), arr.max()
+    if low < 0 or high >= n:
+        bad = low if low < 0 else high
+        where = tuple(int(i) for i in np.argwhere(arr == bad)[0])
+        raise ValueError(f"{name} (shape {arr.shape}) holds {int(bad)} at index {where}; "
+                         f"every entry must be from 0 to {n - 1}")
+    return arr.astype(np.int64, copy=False)
