@@ -246,16 +246,19 @@ def check_text(value, name: str = "text") -> str:
     return value
 
 
-def as_index_array(x, name: str, n: int) -> np.ndarray:
+def as_index_array(x, name: str, n: int, *, allow_empty: bool = False) -> np.ndarray:
     """Return ``x`` as an int64 array whose entries all index one of ``n`` things (token ids, rows).
 
-    Booleans, floats (even whole ones), ragged lists and empty arrays are refused.
+    Booleans, floats (even whole ones) and ragged lists are refused; so are
+    empty arrays unless ``allow_empty`` (then ``[]`` is fine too).
     """
     _refuse_masked(x, name)
     try:
         arr = np.asarray(x)
     except (ValueError, TypeError) as err:
         raise ValueError(f"{name} could not be read as a rectangular array of integers ({err})") from None
+    if allow_empty and arr.size == 0 and arr.dtype.kind in "iuf":
+        return arr.astype(np.int64)
     if arr.dtype.kind not in "iu":
         raise TypeError(f"{name} must be an array of integers, got dtype {arr.dtype} with shape {arr.shape}")
     if arr.size == 0:
