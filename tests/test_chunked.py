@@ -101,7 +101,7 @@ def test_never_holds_the_full_score_matrix():
     ((np.ones((2, 3)), np.ones((2, 2)), np.ones((2, 2))), {}, ValueError, "d_k"),
     ((np.ones((2, 2)), np.ones((3, 2)), np.ones((2, 2))), {}, ValueError, "length S"),
     ((np.ones((2, 2, 2)), np.ones((3, 2, 2)), np.ones((2, 2))), {}, ValueError, "broadcast"),
-    ((np.ones((2, 2)), np.ones((0, 2)), np.ones((0, 2))), {}, ValueError, "at least one position"),
+    ((np.ones((2, 2)), np.ones((0, 2)), np.ones((0, 2))), {}, ValueError, "no positions"),
     ((np.ones((2, 2)), np.ones((3, 2)), np.ones((3, 2))), {"causal": True}, ValueError, "causal"),
     ((np.ones((2, 2)),) * 3, {"causal": "yes"}, TypeError, "causal"),
     ((np.ones((2, 2)),) * 3, {"block": 0}, ValueError, "block"),

@@ -11,7 +11,9 @@ What is here, by kind of input:
   :func:`check_qkv` (one attention head's queries, keys and values);
 * whole numbers: :func:`check_positive_int`, :func:`check_count`, :func:`check_index`;
 * other scalars: :func:`check_flag` (real booleans only), :func:`check_number`,
-  :func:`check_axis`.
+  :func:`check_axis`;
+* finite inputs too large to compute with: :func:`score_dtype` (the float type attention
+  scores fit in), :func:`require_finite` (a clear error instead of a silent infinity or NaN).
 """
 
 from __future__ import annotations
@@ -126,18 +128,22 @@ def check_prob_rows(A, name: str, *, ndim: int = 1, legend: str = "(..., S)",
     return A
 
 
-def check_qkv(Q, K, V):
-    """Validate one head's ``Q``, ``K``, ``V``; return them as arrays and their batch shape.
+def check_qkv(Q, K, V, *, grouped=False):
+    """Validate attention's ``Q``, ``K``, ``V``; return them as arrays and their batch shape.
 
     ``Q`` is ``(..., T, d_k)``, ``K`` is ``(..., S, d_k)``, ``V`` is ``(..., S, d_v)``;
-    the leading axes broadcast. ``S`` and ``d_k`` must be at least 1.
+    the leading axes broadcast. ``S`` and ``d_k`` must be at least 1. With
+    ``grouped``, axis -3 holds heads: ``h`` query heads in ``Q`` and ``g`` shared
+    key/value heads in ``K`` and ``V``, with ``g`` dividing ``h``; the batch shape
+    returned then leaves the head axis out.
     """
     Q = as_float_array(Q, "Q")
     K = as_float_array(K, "K")
     V = as_float_array(V, "V")
-    check_ndim(Q, "Q", 2, "(..., T, d_k)")
-    check_ndim(K, "K", 2, "(..., S, d_k)")
-    check_ndim(V, "V", 2, "(..., S, d_v)")
+    axes, extra = (3, "h, ") if grouped else (2, "")
+    check_ndim(Q, "Q", axes, f"(..., {extra}T, d_k)")
+    check_ndim(K, "K", axes, f"(..., {extra.replace('h', 'g')}S, d_k)")
+    check_ndim(V, "V", axes, f"(..., {extra.replace('h', 'g')}S, d_v)")
     if Q.shape[-1] != K.shape[-1]:
         raise ValueError(f"Q and K must have the same width d_k, got Q {Q.shape} and K {K.shape}")
     if Q.shape[-1] == 0:
@@ -146,8 +152,11 @@ def check_qkv(Q, K, V):
         raise ValueError(f"K and V must have the same length S, got K {K.shape} and V {V.shape}")
     if K.shape[-2] == 0:
         raise ValueError(f"K and V have no positions (S = 0; K {K.shape}); a query needs at least one key")
+    if grouped and (K.shape[-3] != V.shape[-3] or Q.shape[-3] % K.shape[-3]):
+        raise ValueError(f"K and V need the same number of heads g, and g must divide the h heads of Q; "
+                         f"got Q {Q.shape}, K {K.shape}, V {V.shape}")
     try:
-        lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+        lead = np.broadcast_shapes(Q.shape[:-axes], K.shape[:-axes], V.shape[:-axes])
     except ValueError:
         raise ValueError(
             f"the leading (batch) axes of Q {Q.shape}, K {K.shape} and V {V.shape} do not broadcast"
@@ -270,3 +279,38 @@ def as_index_array(x, name: str, n: int, *, allow_empty: bool = False) -> np.nda
         raise ValueError(f"{name} (shape {arr.shape}) holds {int(bad)} at index {where}; "
                          f"every entry must be from 0 to {n - 1}")
     return arr.astype(np.int64, copy=False)
+
+
+# ---------------------------------------------------------------- numbers too large for their type
+# A score may reach this fraction of its type's largest number: the softmax's shift by the row
+# maximum can double it, and the matrix product's partial sums stay within the bound.
+_HEADROOM = 0.25
+
+
+def _abs_max(x) -> float:
+    return float(max(x.max(), -x.min())) if x.size else 0.0
+
+
+def score_dtype(Q, K, V):
+    """The float type to compute in, and whether the scores could still overflow it.
+
+    Every score obeys :math:`|q \\cdot k| / \\sqrt{d_k} \\le \\max|Q| \\max|K| \\sqrt{d_k}`.
+    float16 is computed in float32 (NumPy has no fast float16 products);
+    float32 moves to float64 when that bound does not fit float32.
+    """
+    dtype = np.result_type(Q, K, V, np.float32)
+    bound = _abs_max(Q) * _abs_max(K) * math.sqrt(Q.shape[-1])  # a Python float: inf, never an error
+    if dtype == np.float32 and not bound < _HEADROOM * np.finfo(np.float32).max:
+        dtype = np.dtype(np.float64)
+    return dtype, not bound < _HEADROOM * np.finfo(dtype).max
+
+
+def require_finite(*named):
+    """Raise for the first of ``(description, array)`` pairs that holds a non-finite number."""
+    for what, arr in named:
+        if not np.isfinite(arr).all():
+            raise ValueError(
+                f"{what} overflows: it holds infinite values (its type is {arr.dtype}). The inputs are "
+                "finite but too large for this computation; scale them down (for example divide X by "
+                "its largest entry)"
+            )

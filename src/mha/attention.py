@@ -18,15 +18,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
-from ._validate import as_bool_mask, as_float_array, check_ndim, check_positive_int, check_qkv
+from ._validate import (as_bool_mask, as_float_array, check_axis, check_flag, check_ndim, check_positive_int,
+                        check_qkv, require_finite, score_dtype)
 
 __all__ = [
     "AttentionSteps",
+    "Projections",
     "attention_steps",
     "causal_mask",
+    "grouped_attention",
     "merge_heads",
     "multi_head_attention",
     "scaled_dot_product_attention",
@@ -34,7 +38,12 @@ __all__ = [
     "split_heads",
 ]
 
+#: Causal attention works through the queries in blocks of this many rows; block ``[t0, t1)``
+#: reads only keys ``0 .. t1 - 1``, so almost half of the ``T x T`` products are never done.
+CAUSAL_BLOCK_ROWS = 256
 
+
+# ================================================================ softmax
 def softmax(x, axis=-1):
     r"""Softmax along ``axis``, safe for large inputs.
 
@@ -60,7 +69,8 @@ def softmax(x, axis=-1):
     Raises
     ------
     ValueError
-        If a slice along ``axis`` is entirely ``-inf`` (nothing to weigh).
+        If ``x`` has no entries along ``axis``, or a slice along ``axis`` is
+        entirely ``-inf`` (nothing to weigh).
 
     Examples
     --------
@@ -72,8 +82,9 @@ def softmax(x, axis=-1):
     x = as_float_array(x, "x", allow_neg_inf=True)
     if x.ndim == 0:
         raise ValueError("x must have at least one axis, got a scalar")
-    if not -x.ndim <= axis < x.ndim:
-        raise ValueError(f"axis={axis} is out of range for x with shape {x.shape}")
+    axis = check_axis(axis, x.ndim)
+    if x.shape[axis] == 0:
+        raise ValueError(f"x (shape {x.shape}) has no entries along axis {axis}; softmax needs at least one")
     m = x.max(axis=axis, keepdims=True)
     if np.isneginf(m).any():
         where = tuple(int(i) for i in np.argwhere(np.isneginf(m))[0])
@@ -81,14 +92,16 @@ def softmax(x, axis=-1):
             f"x (shape {x.shape}) has a slice along axis {axis} that is entirely -inf "
             f"(first at index {where}); softmax has nothing to put weight on"
         )
-    return _softmax(x, m, axis)
-
-
-def _softmax(x, m, axis):
-    """Unchecked softmax of ``x`` given its maximum ``m`` along ``axis``."""
     e = np.exp(x - m)  # every exponent <= 0: no overflow
     e /= e.sum(axis=axis, keepdims=True)
     return e
+
+
+def _softmax_rows(A):
+    """Softmax of every row of ``A``, in place (unchecked: each row needs one finite entry)."""
+    A -= A.max(axis=-1, keepdims=True)  # every exponent <= 0: nothing overflows
+    np.exp(A, out=A)
+    A /= A.sum(axis=-1, keepdims=True)  # each row now sums to 1
 
 
 def causal_mask(T):
@@ -102,43 +115,83 @@ def causal_mask(T):
            [1, 1, 1]])
     """
     T = check_positive_int(T, "T")
-    return np.tril(np.ones((T, T), dtype=bool))
+    return np.tri(T, dtype=bool)
 
 
-def _attend(Q, K, V, mask, keep_scores=True):
-    """Unchecked core: returns raw scores ``Q Kᵀ`` (or None), weights and output.
+# ================================================================ the maths of one head (unchecked)
+def _attend(Q, K, V, allowed=None):
+    """One head, unchecked: the weights ``A = softmax(Q Kᵀ / √d_k)`` and the output ``A V``.
 
-    Leading axes broadcast, so key/value heads shared by a group of query heads
-    are read through a size-1 axis instead of being copied. Without
-    ``keep_scores`` the scale goes on ``Q`` (``T·d_k`` numbers, not ``T·S``) and
-    the softmax runs in place in the score buffer.
+    ``allowed`` (boolean, broadcastable to the scores) is False where a query
+    may not see a key. Leading axes broadcast, so key/value heads shared by a
+    group of query heads are read through a size-1 axis instead of being copied.
     """
     d_k = Q.shape[-1]
-    K_t = np.swapaxes(K, -1, -2)  # (..., S, d_k) -> (..., d_k, S)
-    if keep_scores:
-        scores = Q @ K_t  # (..., T, d_k) @ (..., d_k, S) -> (..., T, S)
-        S = scores / math.sqrt(d_k)  # a Python float keeps float32 inputs in float32
-    else:
-        scores = None
-        S = (Q * (1 / math.sqrt(d_k))) @ K_t  # (..., T, S), already scaled
-    if mask is not None:
-        allowed = np.broadcast_to(mask, S.shape)
-        empty = ~allowed.any(axis=-1)
-        if empty.any():
-            where = tuple(int(i) for i in np.argwhere(empty)[0])
-            raise ValueError(
-                f"mask leaves a query row with nothing to attend to (query index {where}, "
-                f"scores shape {S.shape}); every row needs at least one True"
-            )
-        np.copyto(S, -np.inf, where=~allowed)
-    S -= S.max(axis=-1, keepdims=True)  # softmax in place: every exponent <= 0
-    np.exp(S, out=S)
-    S /= S.sum(axis=-1, keepdims=True)  # (..., T, S), rows sum to 1
-    out = S @ V  # (..., T, S) @ (..., S, d_v) -> (..., T, d_v)
-    return scores, S, out
+    A = (Q * (1 / math.sqrt(d_k))) @ np.swapaxes(K, -1, -2)  # (..., T, d_k) @ (..., d_k, S) -> (..., T, S)
+    if allowed is not None:
+        np.copyto(A, -np.inf, where=~allowed)  # a key it may not see gets weight exactly 0
+    _softmax_rows(A)
+    return A @ V, A  # (..., T, S) @ (..., S, d_v) -> (..., T, d_v), and the weights
 
 
-def _check_mask(mask, T, S, lead):
+def _attend_causal(Q, K, V, allowed=None, rows=CAUSAL_BLOCK_ROWS):
+    """:func:`_attend` with query ``t`` seeing keys ``s <= t``, one block of query rows at a time.
+
+    Block ``[t0, t1)`` multiplies its queries with keys ``0 .. t1 - 1`` only and
+    writes its weights straight into the returned ``(..., T, T)`` array, whose
+    upper triangle stays 0: the products, exponentials and sums above the
+    diagonal block are never done.
+    """
+    T, d_k = Q.shape[-2:]
+    lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    dtype = np.result_type(Q, K, V)
+    A = np.zeros((*lead, T, T), dtype)  # (..., T, T); the future keeps weight 0
+    out = np.empty((*lead, T, V.shape[-1]), dtype)  # (..., T, d_v)
+    Q = Q * (1 / math.sqrt(d_k))
+    K_t = np.swapaxes(K, -1, -2)  # (..., T, d_k) -> (..., d_k, T)
+    if allowed is not None:
+        allowed = np.broadcast_to(allowed, (*allowed.shape[:-2], T, T))
+    for t0 in range(0, T, rows):
+        t1 = min(t0 + rows, T)
+        A_b = A[..., t0:t1, :t1]  # a view: the block's rows, keys up to its last query
+        np.matmul(Q[..., t0:t1, :], K_t[..., :t1], out=A_b)  # (..., b, d_k) @ (..., d_k, t1) -> (..., b, t1)
+        future = np.arange(t0, t1) > np.arange(t0, t1)[:, None]  # (b, b): key after query, in the diagonal block
+        np.copyto(A_b[..., t0:t1], -np.inf, where=future)
+        if allowed is not None:
+            np.copyto(A_b, -np.inf, where=~allowed[..., t0:t1, :t1])
+        _softmax_rows(A_b)
+        out[..., t0:t1, :] = A_b @ V[..., :t1, :]  # (..., b, t1) @ (..., t1, d_v) -> (..., b, d_v)
+    return out, A
+
+
+def _grouped(Q, K, V, allowed=None, causal=False):
+    """Unchecked grouped attention: query head ``i`` reads key/value head ``i // (h // g)``.
+
+    ``Q`` is ``(..., h, T, d_k)``, ``K`` and ``V`` are ``(..., g, S, ·)``. Each shared
+    key/value head is read through a size-1 axis by its group of ``h // g`` query heads: no copy.
+    """
+    h, T = Q.shape[-3:-1]
+    g, S = K.shape[-3:-1]
+    Q = Q.reshape(*Q.shape[:-3], g, h // g, T, Q.shape[-1])  # (..., h, T, d_k) -> (..., g, h/g, T, d_k)
+    K, V = K[..., None, :, :], V[..., None, :, :]  # (..., g, S, ·) -> (..., g, 1, S, ·)
+    out, A = (_attend_causal if causal else _attend)(Q, K, V, _group_mask(allowed, g, h // g))
+    return (out.reshape(*out.shape[:-4], h, T, out.shape[-1]),  # (..., g, h/g, T, d_v) -> (..., h, T, d_v)
+            A.reshape(*A.shape[:-4], h, T, S))  # (..., g, h/g, T, S) -> (..., h, T, S)
+
+
+def _group_mask(allowed, g, r):
+    """A mask over ``(..., h, T, S)`` reshaped to the groups ``(..., g, r, T, S)``, at its own size."""
+    if allowed is None:
+        return None
+    allowed = allowed.reshape((1,) * max(0, 3 - allowed.ndim) + allowed.shape)
+    if allowed.shape[-3] == 1:
+        return allowed[..., None, :, :]  # the same mask for every head: (..., 1, 1, T, S)
+    return allowed.reshape(*allowed.shape[:-3], g, r, *allowed.shape[-2:])
+
+
+# ================================================================ checks around the maths
+def _check_mask(mask, T, S, lead, causal):
+    """``mask`` as a boolean array broadcastable to ``(*lead, T, S)``, every query left a key to see."""
     if mask is None:
         return None
     mask = as_bool_mask(mask)
@@ -148,13 +201,45 @@ def _check_mask(mask, T, S, lead):
             raise ValueError
     except ValueError:
         raise ValueError(
-            f"mask has shape {mask.shape}, which does not broadcast to the scores' shape {target} "
-            "(..., T, S)"
+            f"mask has shape {mask.shape}, which does not broadcast to the scores' shape {target} (..., T, S)"
         ) from None
+    if causal:  # a row must allow some key s <= t: a running "or" along the keys, read on the diagonal
+        seen = np.logical_or.accumulate(np.broadcast_to(mask, (*mask.shape[:-2], T, S)), axis=-1)
+        empty = ~np.diagonal(seen, axis1=-2, axis2=-1)  # (..., T)
+    else:
+        empty = ~mask.any(axis=-1)  # at the mask's own shape, never (h, T, S)
+    if empty.any():
+        where = tuple(int(i) for i in np.argwhere(empty)[0])
+        extra = " together with causal=True" if causal else ""
+        raise ValueError(
+            f"mask{extra} leaves a query row with nothing to attend to (query index {where}, mask shape "
+            f"{mask.shape}, scores shape {target}); every row needs at least one True"
+        )
     return mask
 
 
-def scaled_dot_product_attention(Q, K, V, mask=None):
+def _check_causal(causal, T, S):
+    causal = check_flag(causal, "causal")
+    if causal and T != S:
+        raise ValueError(f"causal=True needs as many queries as keys (self-attention), got T={T} and S={S}")
+    return causal
+
+
+def _attention(Q, K, V, mask, causal, grouped):
+    """Checked attention: the work type, the maths, then a check that nothing overflowed."""
+    dtype = np.result_type(Q, K, V)
+    work, may_overflow = score_dtype(Q, K, V)
+    Q, K, V = (x.astype(work, copy=False) for x in (Q, K, V))
+    if grouped:
+        out, A = _grouped(Q, K, V, mask, causal)
+    else:
+        out, A = (_attend_causal if causal else _attend)(Q, K, V, mask)
+    if may_overflow:
+        require_finite(("the scores Q Kᵀ / √d_k", A))
+    return out.astype(dtype, copy=False), A.astype(dtype, copy=False)
+
+
+def scaled_dot_product_attention(Q, K, V, mask=None, *, causal=False):
     r"""One attention head: :math:`\operatorname{softmax}(Q K^\top / \sqrt{d_k})\,V`.
 
     Parameters
@@ -167,6 +252,8 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
         Values, what each found position hands back.
     mask : array_like of bool, optional
         Broadcastable to ``(..., T, S)``; True where query ``t`` may attend to key ``s``.
+    causal : bool
+        If true, query ``t`` sees only keys ``s <= t`` (needs ``S = T``); combines with ``mask``.
 
     Returns
     -------
@@ -174,6 +261,12 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
         Each row is a weighted average of the rows of ``V``.
     weights : ndarray, shape (..., T, S)
         Attention weights; every row sums to 1.
+
+    Raises
+    ------
+    ValueError
+        For mismatched shapes, a query row that the mask leaves nothing to see,
+        or scores too large for float64.
 
     Examples
     --------
@@ -183,17 +276,66 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
     array([[0.67, 0.33]])
     """
     Q, K, V, lead = check_qkv(Q, K, V)
-    mask = _check_mask(mask, Q.shape[-2], K.shape[-2], lead)
-    _, weights, out = _attend(Q, K, V, mask)
-    return out, weights
+    causal = _check_causal(causal, Q.shape[-2], K.shape[-2])
+    mask = _check_mask(mask, Q.shape[-2], K.shape[-2], lead, causal)
+    return _attention(Q, K, V, mask, causal, grouped=False)
 
 
+def grouped_attention(Q, K, V, *, mask=None, causal=False):
+    r"""Attention of ``h`` query heads that share ``g`` key/value heads (GQA; MQA when ``g = 1``).
+
+    Query head ``i`` reads key/value head ``i // (h // g)``:
+
+    .. math:: \text{head}_i = \operatorname{softmax}\!\Big(\frac{Q_i K_{\lfloor i r / h \rfloor \cdot}^\top}
+              {\sqrt{d_k}}\Big) V_{\lfloor i / r \rfloor}, \qquad r = h / g
+
+    The shared heads are read, never copied. With ``g = h`` this is plain
+    multi-head attention on already split heads.
+
+    Parameters
+    ----------
+    Q : array_like, shape (..., h, T, d_k)
+    K : array_like, shape (..., g, S, d_k)
+    V : array_like, shape (..., g, S, d_v)
+        ``g`` must divide ``h``.
+    mask : array_like of bool, optional
+        Broadcastable to ``(..., h, T, S)``; True where a query may attend.
+    causal : bool
+        If true, query ``t`` sees only keys ``s <= t`` (needs ``S = T``).
+
+    Returns
+    -------
+    out : ndarray, shape (..., h, T, d_v)
+    weights : ndarray, shape (..., h, T, S)
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> Q, K, V = rng.normal(size=(4, 3, 2)), rng.normal(size=(2, 3, 2)), rng.normal(size=(2, 3, 2))
+    >>> out, w = grouped_attention(Q, K, V)            # 4 query heads, 2 shared key/value heads
+    >>> out.shape, w.shape
+    ((4, 3, 2), (4, 3, 3))
+    >>> bool(np.allclose(out[1], scaled_dot_product_attention(Q[1], K[0], V[0])[0]))   # head 1 reads 0
+    True
+    """
+    Q, K, V, lead = check_qkv(Q, K, V, grouped=True)
+    h = Q.shape[-3]
+    T, S = Q.shape[-2], K.shape[-2]
+    causal = _check_causal(causal, T, S)
+    mask = _check_mask(mask, T, S, (*lead, h), causal)
+    return _attention(Q, K, V, mask, causal, grouped=True)
+
+
+# ================================================================ heads: split and merge
 def split_heads(X, h):
     """Deal the columns of ``X`` out to ``h`` heads.
 
     Head ``i`` gets the ``i``-th block of ``d_k`` columns, from every row.
     This is a reshape *then* a transpose: reshaping straight to
     ``(h, T, d_k)`` would mix rows of different tokens into one head.
+
+    The result is a read-only view of ``X`` (no copy): writing into one head
+    would silently change the caller's ``X``.
 
     Parameters
     ----------
@@ -204,6 +346,7 @@ def split_heads(X, h):
     Returns
     -------
     ndarray, shape (..., h, T, d_k)
+        Read-only.
 
     Examples
     --------
@@ -217,7 +360,7 @@ def split_heads(X, h):
     check_ndim(X, "X", 2, "(..., T, h*d_k)")
     if X.shape[-1] % h:
         raise ValueError(f"the width of X ({X.shape[-1]}, shape {X.shape}) is not divisible by h={h}")
-    return _split(X, h)
+    return _read_only(_split(X, h))
 
 
 def _split(X, h):
@@ -236,7 +379,9 @@ def merge_heads(Z):
     Returns
     -------
     ndarray, shape (..., T, h*d_v)
-        Row ``t`` is ``[head_0[t], head_1[t], ..., head_{h-1}[t]]``.
+        Row ``t`` is ``[head_0[t], head_1[t], ..., head_{h-1}[t]]``. Usually a
+        copy; where it can be a view of ``Z`` (one head, or one position) it is
+        read-only, like :func:`split_heads`.
 
     Examples
     --------
@@ -246,13 +391,33 @@ def merge_heads(Z):
     """
     Z = as_float_array(Z, "Z")
     check_ndim(Z, "Z", 3, "(..., h, T, d_v)")
-    return _merge(Z)
+    merged = _merge(Z)
+    return _read_only(merged) if np.shares_memory(merged, Z) else merged
 
 
 def _merge(Z):
     *lead, h, T, d_v = Z.shape
     Z = np.swapaxes(Z, -3, -2)  # (..., h, T, d_v) -> (..., T, h, d_v)
     return Z.reshape(*lead, T, h * d_v)  # (..., T, h, d_v) -> (..., T, h*d_v)
+
+
+def _read_only(view):
+    view.flags.writeable = False
+    return view
+
+
+# ================================================================ the layer
+class Projections(NamedTuple):
+    """The weights of one multi-head attention layer, and its optional biases."""
+
+    W_Q: np.ndarray  # (d, h*d_k)
+    W_K: np.ndarray  # (d, g*d_k)
+    W_V: np.ndarray  # (d, g*d_v)
+    W_O: np.ndarray  # (h*d_v, d_out)
+    b_Q: np.ndarray | None = None  # (h*d_k,)
+    b_K: np.ndarray | None = None  # (g*d_k,)
+    b_V: np.ndarray | None = None  # (g*d_v,)
+    b_O: np.ndarray | None = None  # (d_out,)
 
 
 @dataclass(frozen=True)
@@ -267,7 +432,8 @@ class AttentionSteps:
     K_heads : ndarray, shape (..., g, T, d_k)
     V_heads : ndarray, shape (..., g, T, d_v)
     scores : ndarray, shape (..., h, T, T)
-        :math:`Q_i K_i^\\top` for every query head, *before* dividing by :math:`\\sqrt{d_k}`.
+        :math:`Q_i K_i^\\top` for every query head, *before* dividing by :math:`\\sqrt{d_k}`
+        and before any mask.
     weights : ndarray, shape (..., h, T, T)
         Attention weights of every head; rows sum to 1.
     head_outputs : ndarray, shape (..., h, T, d_v)
@@ -295,6 +461,59 @@ class AttentionSteps:
     d_v: int
 
 
+_LEGENDS = {"W_Q": "(d_model, h*d_k)", "W_K": "(d_model, n_kv*d_k)", "W_V": "(d_model, n_kv*d_v)",
+            "W_O": "(h*d_v, d_out)"}
+
+
+def _check_layer(X, P, h, n_kv_heads):
+    """Validate a layer's inputs; return ``X``, the checked :class:`Projections` and ``(h, g, d_k, d_v)``."""
+    X = as_float_array(X, "X")
+    check_ndim(X, "X", 2, "(..., T, d_model)")
+    if X.shape[-2] == 0:
+        raise ValueError(f"X has no positions (T = 0, shape {X.shape}); attention needs at least one token")
+    W = {name: as_float_array(getattr(P, name), name) for name in _LEGENDS}
+    for name, legend in _LEGENDS.items():
+        check_ndim(W[name], name, 2, legend, exact=True)
+    h = check_positive_int(h, "h")
+    g = h if n_kv_heads is None else check_positive_int(n_kv_heads, "n_kv_heads")
+    if h % g:
+        raise ValueError(f"n_kv_heads={g} must divide h={h} (each key/value head serves h/n_kv_heads query heads)")
+    d_model = X.shape[-1]
+    for name in ("W_Q", "W_K", "W_V"):
+        if W[name].shape[0] != d_model:
+            raise ValueError(f"{name} has {W[name].shape[0]} rows (shape {W[name].shape}) but X has width "
+                             f"d_model={d_model} (shape {X.shape})")
+    d_k, d_v = _head_widths(W, h, g)
+    widths = {"b_Q": h * d_k, "b_K": g * d_k, "b_V": g * d_v, "b_O": W["W_O"].shape[1]}
+    b = {name: _check_bias(getattr(P, name), name, width) for name, width in widths.items()}
+    return X, Projections(**W, **b), h, g, d_k, d_v
+
+
+def _head_widths(W, h, g):
+    """``(d_k, d_v)`` from the shapes of the weights, or a clear error."""
+    width_q, width_k, width_v = W["W_Q"].shape[1], W["W_K"].shape[1], W["W_V"].shape[1]
+    if width_q % h:
+        raise ValueError(f"the width of W_Q ({width_q}, shape {W['W_Q'].shape}) is not divisible by h={h}")
+    d_k = width_q // h
+    if d_k == 0:
+        raise ValueError(f"W_Q has no columns (shape {W['W_Q'].shape}): each head needs d_k >= 1")
+    if width_k != g * d_k:
+        raise ValueError(
+            f"W_K has shape {W['W_K'].shape} but needs n_kv_heads*d_k = {g}*{d_k} = {g * d_k} columns "
+            f"to match W_Q {W['W_Q'].shape} with h={h}"
+        )
+    if width_v % g or width_v == 0:
+        raise ValueError(f"the width of W_V ({width_v}, shape {W['W_V'].shape}) must be a positive multiple "
+                         f"of n_kv_heads={g}")
+    d_v = width_v // g
+    if W["W_O"].shape[0] != h * d_v:
+        raise ValueError(
+            f"W_O has {W['W_O'].shape[0]} rows (shape {W['W_O'].shape}) but the concatenated heads have "
+            f"h*d_v = {h}*{d_v} = {h * d_v} columns"
+        )
+    return d_k, d_v
+
+
 def _check_bias(b, name, width):
     if b is None:
         return None
@@ -304,96 +523,62 @@ def _check_bias(b, name, width):
     return b
 
 
-def _check_layer(X, h, n_kv_heads, **weights):
-    """Validate a layer's inputs; return X, the weights by name and the sizes (h, g, d_k, d_v)."""
-    X = as_float_array(X, "X")
-    W = {name: as_float_array(value, name) for name, value in weights.items()}
-    h = check_positive_int(h, "h")
-    g = h if n_kv_heads is None else check_positive_int(n_kv_heads, "n_kv_heads")
-    check_ndim(X, "X", 2, "(..., T, d_model)")
-    legends = {"W_Q": "(d_model, h*d_k)", "W_K": "(d_model, n_kv*d_k)", "W_V": "(d_model, n_kv*d_v)",
-               "W_O": "(h*d_v, d_out)"}
-    for name, legend in legends.items():
-        check_ndim(W[name], name, 2, legend, exact=True)
-    if h % g:
-        raise ValueError(f"n_kv_heads={g} must divide h={h} (each key/value head serves h/n_kv_heads query heads)")
-    d_model = X.shape[-1]
-    for name in ("W_Q", "W_K", "W_V"):
-        if W[name].shape[0] != d_model:
-            raise ValueError(f"{name} has {W[name].shape[0]} rows (shape {W[name].shape}) but X has width "
-                             f"d_model={d_model} (shape {X.shape})")
-    width_q, width_k, width_v = W["W_Q"].shape[1], W["W_K"].shape[1], W["W_V"].shape[1]
-    if width_q % h:
-        raise ValueError(f"the width of W_Q ({width_q}, shape {W['W_Q'].shape}) is not divisible by h={h}")
-    d_k = width_q // h
-    if width_k != g * d_k:
-        raise ValueError(
-            f"W_K has shape {W['W_K'].shape} but needs n_kv_heads*d_k = {g}*{d_k} = {g * d_k} columns "
-            f"to match W_Q {W['W_Q'].shape} with h={h}"
-        )
-    if width_v % g:
-        raise ValueError(f"the width of W_V ({width_v}, shape {W['W_V'].shape}) is not divisible by n_kv_heads={g}")
-    d_v = width_v // g
-    if W["W_O"].shape[0] != h * d_v:
-        raise ValueError(
-            f"W_O has {W['W_O'].shape[0]} rows (shape {W['W_O'].shape}) but the concatenated heads have "
-            f"h*d_v = {h}*{d_v} = {h * d_v} columns"
-        )
-    return X, W, h, g, d_k, d_v
-
-
-def _project(X, W):
-    """``X @ W`` as one 2-D product: every token of every batch row at once.
+def _project(X, W, b=None):
+    """``X @ W + b`` as one 2-D product: every token of every batch row at once.
 
     NumPy runs a stacked ``(B, T, d) @ (d, k)`` as ``B`` small products; folding
     the leading axes into the rows first is one large, much faster product.
     """
     *lead, d = X.shape
-    return (X.reshape(-1, d) @ W).reshape(*lead, W.shape[1])  # (..., d) -> (..., k)
+    Y = (X.reshape(-1, d) @ W).reshape(*lead, W.shape[1])  # (..., d) -> (..., k)
+    if b is not None:
+        Y += b
+    return Y
 
 
-def _steps(X, weights, h, mask, causal, n_kv_heads, biases, keep_scores):
-    """The one code path of :func:`attention_steps` and :func:`multi_head_attention`."""
-    X, W, h, g, d_k, d_v = _check_layer(X, h, n_kv_heads, **weights)
-    W_Q, W_K, W_V, W_O = W["W_Q"], W["W_K"], W["W_V"], W["W_O"]
-    widths = {"b_Q": h * d_k, "b_K": g * d_k, "b_V": g * d_v, "b_O": W_O.shape[1]}
-    b = {name: _check_bias(value, name, widths[name]) for name, value in biases.items()}
+def _steps(X, P, h, *, mask=None, causal=False, n_kv_heads=None, keep_scores=True):
+    """The one code path of :func:`attention_steps` and :func:`multi_head_attention`.
+
+    The steps are those of chapter 03: project, split, attend, concatenate, mix with ``W_O``.
+    """
+    X, P, h, g, d_k, d_v = _check_layer(X, P, h, n_kv_heads)
     *lead, T, _ = X.shape
-    mask = _check_mask(mask, T, T, (*lead, h))
-    if causal:
-        mask = causal_mask(T) if mask is None else (mask & causal_mask(T))
+    causal = check_flag(causal, "causal")
+    mask = _check_mask(mask, T, T, (*lead, h), causal)
 
-    Q = _project(X, W_Q)  # (..., T, d) -> (..., T, h*d_k)
-    K = _project(X, W_K)  # (..., T, d) -> (..., T, g*d_k)
-    V = _project(X, W_V)  # (..., T, d) -> (..., T, g*d_v)
-    if b["b_Q"] is not None:
-        Q = Q + b["b_Q"]
-    if b["b_K"] is not None:
-        K = K + b["b_K"]
-    if b["b_V"] is not None:
-        V = V + b["b_V"]
+    # Step 1: project at full width.
+    Q = _project(X, P.W_Q, P.b_Q)  # (..., T, d) -> (..., T, h*d_k)
+    K = _project(X, P.W_K, P.b_K)  # (..., T, d) -> (..., T, g*d_k)
+    V = _project(X, P.W_V, P.b_V)  # (..., T, d) -> (..., T, g*d_v)
+    # Step 2: hand each head its block of columns.
     Q_heads = _split(Q, h)  # (..., T, h*d_k) -> (..., h, T, d_k)
     K_heads = _split(K, g)  # (..., T, g*d_k) -> (..., g, T, d_k)
     V_heads = _split(V, g)  # (..., T, g*d_v) -> (..., g, T, d_v)
-    # Query head i reads key/value head i // r: group the query heads, r per shared head.
-    r = h // g
-    Q_groups = Q_heads.reshape(*lead, g, r, T, d_k)  # (..., h, T, d_k) -> (..., g, r, T, d_k)
-    mask_groups = None
-    if mask is not None:
-        mask_groups = np.broadcast_to(mask, (*lead, h, T, T)).reshape(*lead, g, r, T, T)
-    scores, weights, head_outputs = _attend(Q_groups, K_heads[..., None, :, :], V_heads[..., None, :, :],
-                                            mask_groups, keep_scores)  # (..., g, r, T, ·)
-    if scores is not None:
-        scores = scores.reshape(*lead, h, T, T)  # (..., g, r, T, T) -> (..., h, T, T)
-    weights = weights.reshape(*lead, h, T, T)
-    head_outputs = head_outputs.reshape(*lead, h, T, d_v)
-    concat = _merge(head_outputs)  # (..., h, T, d_v) -> (..., T, h*d_v)
-    output = _project(concat, W_O)  # (..., T, h*d_v) -> (..., T, d_out)
-    if b["b_O"] is not None:
-        output = output + b["b_O"]
+    # Steps 3-5: every head attends on its slice and reads its values.
+    work, may_overflow = score_dtype(Q_heads, K_heads, V_heads)
+    head_outputs, weights = _grouped(*(x.astype(work, copy=False) for x in (Q_heads, K_heads, V_heads)),
+                                     mask, causal)  # (..., h, T, d_v), (..., h, T, T)
+    # Step 6: lay the heads side by side.
+    concat = _merge(head_outputs.astype(X.dtype, copy=False))  # (..., h, T, d_v) -> (..., T, h*d_v)
+    # Step 7: W_O mixes the heads.
+    output = _project(concat, P.W_O, P.b_O)  # (..., T, h*d_v) -> (..., T, d_out)
+
+    if may_overflow or not np.isfinite(output).all():
+        require_finite(("Q = X @ W_Q", Q), ("K = X @ W_K", K), ("V = X @ W_V", V),
+                        ("the scores Q_i K_iᵀ / √d_k", weights), ("the output concat @ W_O", output))
+    scores = _raw_scores(Q_heads, K_heads) if keep_scores else None
     return AttentionSteps(Q=Q, K=K, V=V, Q_heads=Q_heads, K_heads=K_heads, V_heads=V_heads,
-                          scores=scores, weights=weights, head_outputs=head_outputs,
+                          scores=scores, weights=weights.astype(X.dtype, copy=False), head_outputs=_split(concat, h),
                           concat=concat, output=output, h=h, n_kv_heads=g, d_k=d_k, d_v=d_v)
+
+
+def _raw_scores(Q_heads, K_heads):
+    """``Q_i K_iᵀ`` of every query head against its key head, unscaled and unmasked: (..., h, T, T)."""
+    h, T = Q_heads.shape[-3:-1]
+    g = K_heads.shape[-3]
+    Q = Q_heads.reshape(*Q_heads.shape[:-3], g, h // g, T, Q_heads.shape[-1])  # (..., g, h/g, T, d_k)
+    scores = Q @ np.swapaxes(K_heads, -1, -2)[..., None, :, :]  # (..., g, h/g, T, d_k) @ (..., g, 1, d_k, T)
+    return scores.reshape(*scores.shape[:-4], h, T, T)
 
 
 def attention_steps(X,  # tokens, one row each
@@ -433,6 +618,12 @@ def attention_steps(X,  # tokens, one row each
     -------
     AttentionSteps
 
+    Raises
+    ------
+    ValueError
+        For mismatched shapes, a query row left nothing to see, or a step that
+        overflows float64 (finite inputs that are far too large).
+
     Examples
     --------
     >>> from mha.examples import i_love_llms
@@ -443,8 +634,8 @@ def attention_steps(X,  # tokens, one row each
            [2, 4, 1],
            [2, 0, 1]])
     """
-    return _steps(X, dict(W_Q=W_Q, W_K=W_K, W_V=W_V, W_O=W_O), h, mask, causal, n_kv_heads,
-                  dict(b_Q=b_Q, b_K=b_K, b_V=b_V, b_O=b_O), keep_scores=True)
+    P = Projections(W_Q, W_K, W_V, W_O, b_Q, b_K, b_V, b_O)
+    return _steps(X, P, h, mask=mask, causal=causal, n_kv_heads=n_kv_heads, keep_scores=True)
 
 
 def multi_head_attention(X,  # tokens, one row each
@@ -454,7 +645,7 @@ def multi_head_attention(X,  # tokens, one row each
     """Multi-head attention: :func:`attention_steps` returning only ``(Y, A)``.
 
     The same code path, except that the raw scores are not kept, which saves
-    one ``h·T·T`` array.
+    one ``h·T·T`` array. Causal attention skips the keys after each block of queries.
 
     Parameters are those of :func:`attention_steps`.
 
@@ -472,6 +663,6 @@ def multi_head_attention(X,  # tokens, one row each
     >>> Y.shape, A.shape
     ((3, 4), (2, 3, 3))
     """
-    s = _steps(X, dict(W_Q=W_Q, W_K=W_K, W_V=W_V, W_O=W_O), h, mask, causal, n_kv_heads,
-               dict(b_Q=b_Q, b_K=b_K, b_V=b_V, b_O=b_O), keep_scores=False)
+    P = Projections(W_Q, W_K, W_V, W_O, b_Q, b_K, b_V, b_O)
+    s = _steps(X, P, h, mask=mask, causal=causal, n_kv_heads=n_kv_heads, keep_scores=False)
     return s.output, s.weights

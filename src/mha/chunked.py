@@ -11,22 +11,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import check_positive_int, check_qkv
+from ._validate import check_flag, check_positive_int, check_qkv, require_finite, score_dtype
 
 __all__ = ["attention_chunked"]
 
 
-def _check_qkv(Q, K, V, causal):
-    Q, K, V, lead = check_qkv(Q, K, V)
-    if K.shape[-2] == 0 or Q.shape[-1] == 0:
-        raise ValueError(f"K needs at least one position and a width d_k of at least 1, got Q {Q.shape} and K {K.shape}")
-    if not isinstance(causal, (bool, np.bool_)):
-        raise TypeError(f"causal must be True or False, got {causal!r} of type {type(causal).__name__}")
-    if causal and Q.shape[-2] != K.shape[-2]:
-        raise ValueError(
-            f"causal=True needs as many queries as keys (self-attention), got Q {Q.shape} and K {K.shape}"
-        )
-    return Q, K, V, lead
+def _check_causal(causal, T, S):
+    causal = check_flag(causal, "causal")
+    if causal and T != S:
+        raise ValueError(f"causal=True needs as many queries as keys (self-attention), got T={T} and S={S}")
+    return causal
 
 
 def attention_chunked(Q, K, V, *, block=64, causal=False):
@@ -69,11 +63,14 @@ def attention_chunked(Q, K, V, *, block=64, causal=False):
     >>> np.allclose(attention_chunked(Q, K, V, block=2), plain)
     True
     """
-    Q, K, V, lead = _check_qkv(Q, K, V, causal)
+    Q, K, V, lead = check_qkv(Q, K, V)
     block = check_positive_int(block, "block")
     T, d_k = Q.shape[-2:]
     S, d_v = V.shape[-2:]
-    dtype = np.result_type(Q, K, V)
+    causal = _check_causal(causal, T, S)
+    given = np.result_type(Q, K, V)
+    dtype, may_overflow = score_dtype(Q, K, V)  # float16 runs in float32; float32 in float64 if scores need it
+    Q, K, V = (x.astype(dtype, copy=False) for x in (Q, K, V))
     scale = dtype.type(1.0 / np.sqrt(d_k))
     m = np.full((*lead, T, 1), -np.inf, dtype=dtype)  # running row maximum
     ell = np.zeros((*lead, T, 1), dtype=dtype)  # running softmax denominator
@@ -93,4 +90,7 @@ def attention_chunked(Q, K, V, *, block=64, causal=False):
         ell[..., rows, :] = rescale * ell[..., rows, :] + P.sum(axis=-1, keepdims=True)
         O[..., rows, :] = rescale * O[..., rows, :] + P @ V[..., s0:s1, :]  # (..., t, b) @ (..., b, d_v)
         m[..., rows, :] = m_new
-    return O / ell  # (..., T, d_v)
+    out = O / ell  # (..., T, d_v)
+    if may_overflow:
+        require_finite(("the scores Q Kᵀ / √d_k", out))
+    return out.astype(given, copy=False)
