@@ -137,7 +137,12 @@ def test_score_rank_at_most_d_k(layer):
     X, W, h, g, _, _ = layer
     s = mha.attention_steps(X, *W, h, n_kv_heads=g)
     for idx in np.ndindex(*s.scores.shape[:-2]):
-        assert np.linalg.matrix_rank(s.scores[idx]) <= s.d_k
+        *batch, i = idx
+        Q_i, K_j = s.Q_heads[(*batch, i)], s.K_heads[(*batch, i // (h // g))]
+        # Rounding in q.k is at most a few ulps of |q||k|: the rank's tolerance follows the inputs' size,
+        # not the size of the scores (which cancellation can make tiny).
+        tol = 1e-12 * max(np.linalg.norm(Q_i) * np.linalg.norm(K_j), 1e-300)
+        assert np.linalg.matrix_rank(s.scores[idx], tol=tol) <= s.d_k
 
 
 @SETTINGS
@@ -269,3 +274,80 @@ def test_mqa_gqa_mha_shapes(g):
          rng.normal(size=(8, 8)))
     Y, A = mha.multi_head_attention(X, *W, 4, n_kv_heads=g)
     assert Y.shape == (2, 5, 8) and A.shape == (2, 4, 5, 5)
+
+
+# ---------------------------------------------------------------- causal by blocks, grouped heads
+@pytest.fixture(params=[1, 2, 3, 256])
+def block_rows(request, monkeypatch):
+    """Run causal attention with several block sizes, including blocks that do not divide T."""
+    monkeypatch.setattr(mha.attention, "CAUSAL_BLOCK_ROWS", request.param)
+    return request.param
+
+
+@settings(max_examples=30, deadline=None)
+@given(layers())
+def test_causal_blocks_match_the_loop_reference(layer):
+    X, W, h, g, mask, _ = layer
+    for rows in (1, 2, 3, 256):
+        mha.attention.CAUSAL_BLOCK_ROWS = rows
+        try:
+            Y, A = mha.multi_head_attention(X, *W, h, mask=mask, causal=True, n_kv_heads=g)
+        finally:
+            mha.attention.CAUSAL_BLOCK_ROWS = 256
+        allowed = allowed_of(X.shape[-2], mask, True)
+        for idx in np.ndindex(*X.shape[:-2]):
+            Y_ref, A_ref = loop_mha(X[idx], *W, h, g, allowed)
+            np.testing.assert_allclose(Y[idx], Y_ref, rtol=0, atol=1e-12)
+            np.testing.assert_allclose(A[idx], A_ref, rtol=0, atol=1e-12)
+
+
+def test_causal_sdpa_equals_an_explicit_mask(block_rows):
+    rng = np.random.default_rng(3)
+    Q, K, V = rng.normal(size=(3, 2, 7, 4))
+    out, A = mha.scaled_dot_product_attention(Q, K, V, causal=True)
+    out_m, A_m = mha.scaled_dot_product_attention(Q, K, V, mask=mha.causal_mask(7))
+    np.testing.assert_allclose(out, out_m, atol=1e-13)
+    np.testing.assert_allclose(A, A_m, atol=1e-13)
+    assert np.all(np.triu(A, 1) == 0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 3), st.integers(1, 3), st.integers(1, 6), st.integers(1, 6), st.booleans(),
+       st.integers(0, 2**32 - 1))
+def test_grouped_attention_equals_copied_key_value_heads(g, r, T, d_k, causal, seed):
+    """Reading a shared head through a broadcast axis equals copying it to every query head."""
+    rng = np.random.default_rng(seed)
+    h = g * r
+    Q = rng.normal(size=(2, h, T, d_k))
+    K, V = rng.normal(size=(2, g, T, d_k)), rng.normal(size=(2, g, T, 3))
+    out, A = mha.grouped_attention(Q, K, V, causal=causal)
+    mask = mha.causal_mask(T) if causal else None
+    out_ref, A_ref = mha.scaled_dot_product_attention(Q, np.repeat(K, r, axis=1), np.repeat(V, r, axis=1),
+                                                      mask=mask)
+    np.testing.assert_allclose(out, out_ref, atol=1e-13)
+    np.testing.assert_allclose(A, A_ref, atol=1e-13)
+
+
+def test_grouped_attention_with_a_per_head_mask():
+    rng = np.random.default_rng(4)
+    Q, K, V = rng.normal(size=(4, 5, 2)), rng.normal(size=(2, 5, 2)), rng.normal(size=(2, 5, 2))
+    mask = rng.random((4, 5, 5)) < 0.5
+    mask[:, :, 0] = True
+    out, A = mha.grouped_attention(Q, K, V, mask=mask)
+    for i in range(4):
+        o, w = mha.scaled_dot_product_attention(Q[i], K[i // 2], V[i // 2], mask=mask[i])
+        np.testing.assert_allclose(out[i], o, atol=1e-13)
+        np.testing.assert_allclose(A[i], w, atol=1e-13)
+
+
+def test_grouped_attention_rejects_heads_that_do_not_divide():
+    with pytest.raises(ValueError, match=r"g must divide.*\(3, 2, 2\).*\(2, 2, 2\)"):
+        mha.grouped_attention(np.ones((3, 2, 2)), np.ones((2, 2, 2)), np.ones((2, 2, 2)))
+
+
+def test_attention_steps_keeps_raw_unmasked_scores_under_causal():
+    ex = mha.examples.i_love_llms()
+    plain = mha.attention_steps(ex.X, *ex.weights, h=2)
+    causal = mha.attention_steps(ex.X, *ex.weights, h=2, causal=True)
+    np.testing.assert_array_equal(causal.scores, plain.scores)
+    assert np.all(np.triu(causal.weights, 1) == 0)

@@ -10,8 +10,10 @@ import importlib
 
 from .attention import (
     AttentionSteps,
+    Projections,
     attention_steps,
     causal_mask,
+    grouped_attention,
     merge_heads,
     multi_head_attention,
     scaled_dot_product_attention,
@@ -21,8 +23,10 @@ from .attention import (
 
 __all__ = [
     "AttentionSteps",
+    "Projections",
     "attention_steps",
     "causal_mask",
+    "grouped_attention",
     "merge_heads",
     "multi_head_attention",
     "scaled_dot_product_attention",

@@ -300,9 +300,9 @@ def score_dtype(Q, K, V):
     """
     dtype = np.result_type(Q, K, V, np.float32)
     bound = _abs_max(Q) * _abs_max(K) * math.sqrt(Q.shape[-1])  # a Python float: inf, never an error
-    if dtype == np.float32 and not bound < _HEADROOM * np.finfo(np.float32).max:
+    if dtype == np.float32 and not bound < _HEADROOM * float(np.finfo(np.float32).max):
         dtype = np.dtype(np.float64)
-    return dtype, not bound < _HEADROOM * np.finfo(dtype).max
+    return dtype, not bound < _HEADROOM * float(np.finfo(dtype).max)
 
 
 def require_finite(*named):

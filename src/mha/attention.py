@@ -134,7 +134,7 @@ def _attend(Q, K, V, allowed=None):
     return A @ V, A  # (..., T, S) @ (..., S, d_v) -> (..., T, d_v), and the weights
 
 
-def _attend_causal(Q, K, V, allowed=None, rows=CAUSAL_BLOCK_ROWS):
+def _attend_causal(Q, K, V, allowed=None):
     """:func:`_attend` with query ``t`` seeing keys ``s <= t``, one block of query rows at a time.
 
     Block ``[t0, t1)`` multiplies its queries with keys ``0 .. t1 - 1`` only and
@@ -143,6 +143,7 @@ def _attend_causal(Q, K, V, allowed=None, rows=CAUSAL_BLOCK_ROWS):
     diagonal block are never done.
     """
     T, d_k = Q.shape[-2:]
+    rows = CAUSAL_BLOCK_ROWS
     lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
     dtype = np.result_type(Q, K, V)
     A = np.zeros((*lead, T, T), dtype)  # (..., T, T); the future keeps weight 0
@@ -230,10 +231,11 @@ def _attention(Q, K, V, mask, causal, grouped):
     dtype = np.result_type(Q, K, V)
     work, may_overflow = score_dtype(Q, K, V)
     Q, K, V = (x.astype(work, copy=False) for x in (Q, K, V))
-    if grouped:
-        out, A = _grouped(Q, K, V, mask, causal)
-    else:
-        out, A = (_attend_causal if causal else _attend)(Q, K, V, mask)
+    with np.errstate(over="ignore", invalid="ignore"):  # checked just below, with a clear error
+        if grouped:
+            out, A = _grouped(Q, K, V, mask, causal)
+        else:
+            out, A = (_attend_causal if causal else _attend)(Q, K, V, mask)
     if may_overflow:
         require_finite(("the scores Q Kᵀ / √d_k", A))
     return out.astype(dtype, copy=False), A.astype(dtype, copy=False)
@@ -546,27 +548,30 @@ def _steps(X, P, h, *, mask=None, causal=False, n_kv_heads=None, keep_scores=Tru
     causal = check_flag(causal, "causal")
     mask = _check_mask(mask, T, T, (*lead, h), causal)
 
-    # Step 1: project at full width.
-    Q = _project(X, P.W_Q, P.b_Q)  # (..., T, d) -> (..., T, h*d_k)
-    K = _project(X, P.W_K, P.b_K)  # (..., T, d) -> (..., T, g*d_k)
-    V = _project(X, P.W_V, P.b_V)  # (..., T, d) -> (..., T, g*d_v)
-    # Step 2: hand each head its block of columns.
-    Q_heads = _split(Q, h)  # (..., T, h*d_k) -> (..., h, T, d_k)
-    K_heads = _split(K, g)  # (..., T, g*d_k) -> (..., g, T, d_k)
-    V_heads = _split(V, g)  # (..., T, g*d_v) -> (..., g, T, d_v)
-    # Steps 3-5: every head attends on its slice and reads its values.
-    work, may_overflow = score_dtype(Q_heads, K_heads, V_heads)
-    head_outputs, weights = _grouped(*(x.astype(work, copy=False) for x in (Q_heads, K_heads, V_heads)),
-                                     mask, causal)  # (..., h, T, d_v), (..., h, T, T)
-    # Step 6: lay the heads side by side.
-    concat = _merge(head_outputs.astype(X.dtype, copy=False))  # (..., h, T, d_v) -> (..., T, h*d_v)
-    # Step 7: W_O mixes the heads.
-    output = _project(concat, P.W_O, P.b_O)  # (..., T, h*d_v) -> (..., T, d_out)
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is checked once, below, with a clear error
+        # Step 1: project at full width.
+        Q = _project(X, P.W_Q, P.b_Q)  # (..., T, d) -> (..., T, h*d_k)
+        K = _project(X, P.W_K, P.b_K)  # (..., T, d) -> (..., T, g*d_k)
+        V = _project(X, P.W_V, P.b_V)  # (..., T, d) -> (..., T, g*d_v)
+        # Step 2: hand each head its block of columns.
+        Q_heads = _split(Q, h)  # (..., T, h*d_k) -> (..., h, T, d_k)
+        K_heads = _split(K, g)  # (..., T, g*d_k) -> (..., g, T, d_k)
+        V_heads = _split(V, g)  # (..., T, g*d_v) -> (..., g, T, d_v)
+        # Steps 3-5: every head attends on its slice and reads its values.
+        work, may_overflow = score_dtype(Q_heads, K_heads, V_heads)
+        Q_w, K_w, V_w = (x.astype(work, copy=False) for x in (Q_heads, K_heads, V_heads))
+        head_outputs, weights = _grouped(Q_w, K_w, V_w, mask, causal)  # (..., h, T, d_v), (..., h, T, T)
+        # Step 6: lay the heads side by side.
+        concat = _merge(head_outputs.astype(X.dtype, copy=False))  # (..., h, T, d_v) -> (..., T, h*d_v)
+        # Step 7: W_O mixes the heads.
+        output = _project(concat, P.W_O, P.b_O)  # (..., T, h*d_v) -> (..., T, d_out)
+        scores = _raw_scores(Q_w, K_w).astype(X.dtype, copy=False) if keep_scores else None
 
     if may_overflow or not np.isfinite(output).all():
         require_finite(("Q = X @ W_Q", Q), ("K = X @ W_K", K), ("V = X @ W_V", V),
-                        ("the scores Q_i K_iᵀ / √d_k", weights), ("the output concat @ W_O", output))
-    scores = _raw_scores(Q_heads, K_heads) if keep_scores else None
+                       ("the scores Q_i K_iᵀ / √d_k", weights), ("the output concat @ W_O", output))
+    if scores is not None:
+        require_finite(("the raw scores Q_i K_iᵀ (before dividing by √d_k)", scores))
     return AttentionSteps(Q=Q, K=K, V=V, Q_heads=Q_heads, K_heads=K_heads, V_heads=V_heads,
                           scores=scores, weights=weights.astype(X.dtype, copy=False), head_outputs=_split(concat, h),
                           concat=concat, output=output, h=h, n_kv_heads=g, d_k=d_k, d_v=d_v)

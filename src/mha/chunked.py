@@ -63,23 +63,32 @@ def attention_chunked(Q, K, V, *, block=64, causal=False):
     >>> np.allclose(attention_chunked(Q, K, V, block=2), plain)
     True
     """
-    Q, K, V, lead = check_qkv(Q, K, V)
+    Q, K, V, _ = check_qkv(Q, K, V)
     block = check_positive_int(block, "block")
-    T, d_k = Q.shape[-2:]
-    S, d_v = V.shape[-2:]
-    causal = _check_causal(causal, T, S)
+    causal = _check_causal(causal, Q.shape[-2], K.shape[-2])
     given = np.result_type(Q, K, V)
     dtype, may_overflow = score_dtype(Q, K, V)  # float16 runs in float32; float32 in float64 if scores need it
     Q, K, V = (x.astype(dtype, copy=False) for x in (Q, K, V))
-    scale = dtype.type(1.0 / np.sqrt(d_k))
-    m = np.full((*lead, T, 1), -np.inf, dtype=dtype)  # running row maximum
-    ell = np.zeros((*lead, T, 1), dtype=dtype)  # running softmax denominator
-    O = np.zeros((*lead, T, d_v), dtype=dtype)  # running unnormalised output
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is checked below, with a clear error
+        out = _online_attention(Q, K, V, block, causal)
+    if may_overflow:
+        require_finite(("the scores Q Kᵀ / √d_k", out))
+    return out.astype(given, copy=False)
+
+
+def _online_attention(Q, K, V, block, causal):
+    """The loop of :func:`attention_chunked`, unchecked: one block of keys at a time."""
+    *lead, T, d_k = Q.shape
+    S, d_v = V.shape[-2:]
+    lead = np.broadcast_shapes(tuple(lead), K.shape[:-2], V.shape[:-2])
+    scale = Q.dtype.type(1.0 / np.sqrt(d_k))
+    m = np.full((*lead, T, 1), -np.inf, dtype=Q.dtype)  # running row maximum
+    ell = np.zeros((*lead, T, 1), dtype=Q.dtype)  # running softmax denominator
+    O = np.zeros((*lead, T, d_v), dtype=Q.dtype)  # running unnormalised output
     for s0 in range(0, S, block):
         s1 = min(s0 + block, S)
         rows = slice(s0, T) if causal else slice(0, T)  # queries t < s0 see nothing here
-        Q_r = Q[..., rows, :]
-        S_j = (Q_r @ np.swapaxes(K[..., s0:s1, :], -1, -2)) * scale  # (..., t, d_k) @ (..., d_k, b) -> (..., t, b)
+        S_j = (Q[..., rows, :] @ np.swapaxes(K[..., s0:s1, :], -1, -2)) * scale  # (..., t, d_k) @ (..., d_k, b)
         if causal:
             t = np.arange(rows.start, T)[:, None]
             S_j = np.where(np.arange(s0, s1)[None, :] <= t, S_j, -np.inf)
@@ -90,7 +99,5 @@ def attention_chunked(Q, K, V, *, block=64, causal=False):
         ell[..., rows, :] = rescale * ell[..., rows, :] + P.sum(axis=-1, keepdims=True)
         O[..., rows, :] = rescale * O[..., rows, :] + P @ V[..., s0:s1, :]  # (..., t, b) @ (..., b, d_v)
         m[..., rows, :] = m_new
-    out = O / ell  # (..., T, d_v)
-    if may_overflow:
-        require_finite(("the scores Q Kᵀ / √d_k", out))
-    return out.astype(given, copy=False)
+    return O / ell  # (..., T, d_v)
+

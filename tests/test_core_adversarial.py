@@ -1,0 +1,264 @@
+"""The core under adversarial input: finite in, finite out or a clear error; inputs never changed.
+
+Each test is one kind of input that once broke a promise (NaN from finite numbers, an error from
+inside NumPy, a flag read by truthiness, a masked array losing its mask, a view that wrote back
+into the caller's array); the hypothesis properties at the end sweep the rest.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import mha
+
+
+def layer_of(X, d_k=2, h=2, seed=0):
+    rng = np.random.default_rng(seed)
+    d = X.shape[-1]
+    W = [rng.normal(size=s).astype(X.dtype) for s in ((d, h * d_k), (d, h * d_k), (d, h * d_k), (h * d_k, d))]
+    return W
+
+
+# ---------------------------------------------------------------- finite numbers, too large for their type
+@pytest.mark.parametrize("dtype, value", [(np.float16, 200.0), (np.float32, 1e20), (np.float32, 3e38)])
+def test_large_scores_are_computed_in_a_wider_type(dtype, value):
+    Q = np.full((3, 4), value, dtype=dtype)
+    Q[1, 0] = -value  # rows differ, so the weights are not all equal
+    out, A = mha.scaled_dot_product_attention(Q, Q, Q)
+    assert A.dtype == dtype and out.dtype == dtype
+    assert np.isfinite(A).all() and np.isfinite(out).all()
+    np.testing.assert_allclose(A.astype(float).sum(axis=-1), 1.0, atol=1e-3)
+
+
+def test_float16_weights_match_float64():
+    rng = np.random.default_rng(0)
+    Q, K, V = (rng.normal(scale=30, size=(5, 8)).astype(np.float16) for _ in range(3))
+    _, A16 = mha.scaled_dot_product_attention(Q, K, V)
+    _, A64 = mha.scaled_dot_product_attention(*(x.astype(np.float64) for x in (Q, K, V)))
+    np.testing.assert_allclose(A16.astype(float), A64, atol=2e-3)
+
+
+def test_scores_beyond_float64_give_a_clear_error():
+    X = np.full((3, 4), 1e200)
+    X[0, 0] = -1e200
+    with pytest.raises(ValueError, match="overflows.*scale them down"):
+        mha.multi_head_attention(X, *layer_of(X), h=2)
+    with pytest.raises(ValueError, match="scores.*overflows"):
+        mha.scaled_dot_product_attention(X, X, X)
+    with pytest.raises(ValueError, match="scores.*overflows"):
+        mha.attention_chunked(X, X, X, block=2)
+
+
+def test_float32_layer_with_large_inputs_is_finite():
+    X = np.full((4, 4), 1e18, dtype=np.float32)
+    X[::2] *= -1
+    Y, A = mha.multi_head_attention(X, *[w * 1e-3 for w in layer_of(X)], h=2, causal=True)
+    assert np.isfinite(Y).all() and np.isfinite(A).all() and A.dtype == np.float32
+
+
+def test_projection_overflow_names_the_projection():
+    X = np.full((2, 4), 1e300)
+    W = layer_of(X)
+    W[0] = W[0] * 1e300
+    with pytest.raises(ValueError, match=r"Q = X @ W_Q overflows"):
+        mha.multi_head_attention(X, *W, h=2)
+
+
+def test_chunked_float16_is_finite():
+    Q = np.full((3, 4), 200.0, dtype=np.float16)
+    Q[0] *= -1
+    out = mha.attention_chunked(Q, Q, Q, block=2)
+    assert out.dtype == np.float16 and np.isfinite(out).all()
+
+
+# ---------------------------------------------------------------- empty axes and zero widths
+@pytest.mark.parametrize("call, words", [
+    (lambda: mha.softmax([]), "no entries along axis 0"),
+    (lambda: mha.softmax(np.ones((2, 0))), "no entries"),
+    (lambda: mha.scaled_dot_product_attention(np.ones((2, 2)), np.ones((0, 2)), np.ones((0, 2))), "S = 0"),
+    (lambda: mha.scaled_dot_product_attention(np.ones((2, 0)), np.ones((2, 0)), np.ones((2, 2))), "d_k = 0"),
+    (lambda: mha.multi_head_attention(np.ones((0, 4)), *layer_of(np.ones((1, 4))), h=2), "T = 0"),
+    (lambda: mha.multi_head_attention(np.ones((3, 4)), np.ones((4, 0)), np.ones((4, 0)), np.ones((4, 4)),
+                                      np.ones((4, 4)), h=2), "d_k >= 1"),
+    (lambda: mha.attention_steps(np.ones((3, 4)), np.ones((4, 0)), np.ones((4, 0)), np.ones((4, 4)),
+                                 np.ones((4, 4)), h=2), "d_k >= 1"),
+    (lambda: mha.multi_head_attention(np.ones((3, 4)), np.ones((4, 4)), np.ones((4, 4)), np.ones((4, 0)),
+                                      np.ones((0, 4)), h=2), "W_V"),
+    (lambda: mha.attention_chunked(np.ones((2, 2)), np.ones((0, 2)), np.ones((0, 2))), "S = 0"),
+])
+def test_empty_sizes_get_a_clear_value_error(call, words):
+    with pytest.raises(ValueError, match=words):
+        call()
+
+
+def test_zero_queries_give_empty_results():
+    out, A = mha.scaled_dot_product_attention(np.ones((0, 2)), np.ones((3, 2)), np.ones((3, 5)))
+    assert out.shape == (0, 5) and A.shape == (0, 3)
+
+
+# ---------------------------------------------------------------- scalar arguments
+@pytest.mark.parametrize("axis, error", [(None, TypeError), (1.0, TypeError), ("0", TypeError),
+                                         (True, TypeError), (2, ValueError), (-3, ValueError)])
+def test_softmax_axis_is_validated(axis, error):
+    with pytest.raises(error, match="axis"):
+        mha.softmax(np.ones((2, 3)), axis=axis)
+
+
+def test_softmax_accepts_numpy_integer_axes():
+    np.testing.assert_allclose(mha.softmax(np.ones((2, 3)), axis=np.int64(0)), 0.5)
+
+
+@pytest.mark.parametrize("flag", ["False", "True", 1, 0, None, np.array([True, False]), np.array(True),
+                                  [True]])
+@pytest.mark.parametrize("call", ["mha", "steps", "sdpa", "chunked", "grouped"])
+def test_causal_takes_only_real_booleans(flag, call):
+    X = np.ones((3, 4))
+    funcs = {
+        "mha": lambda: mha.multi_head_attention(X, *layer_of(X), h=2, causal=flag),
+        "steps": lambda: mha.attention_steps(X, *layer_of(X), h=2, causal=flag),
+        "sdpa": lambda: mha.scaled_dot_product_attention(X, X, X, causal=flag),
+        "chunked": lambda: mha.attention_chunked(X, X, X, causal=flag),
+        "grouped": lambda: mha.grouped_attention(X[None], X[None], X[None], causal=flag),
+    }
+    with pytest.raises(TypeError, match="causal must be True or False"):
+        funcs[call]()
+
+
+def test_numpy_booleans_are_real_booleans():
+    X = np.ones((3, 4))
+    Y, _ = mha.multi_head_attention(X, *layer_of(X), h=2, causal=np.True_)
+    assert np.isfinite(Y).all()
+
+
+# ---------------------------------------------------------------- masked arrays, views
+def test_masked_arrays_are_refused():
+    x = np.ma.masked_array([0.0, 5.0, 1.0], mask=[False, True, False])
+    with pytest.raises(TypeError, match="masked array"):
+        mha.softmax(x)
+    with pytest.raises(TypeError, match="Q is a NumPy masked array"):
+        mha.scaled_dot_product_attention(np.ma.masked_array(np.ones((2, 2))), np.ones((2, 2)), np.ones((2, 2)))
+    with pytest.raises(TypeError, match="X is a NumPy masked array"):
+        X = np.ma.masked_array(np.ones((3, 4)))
+        mha.multi_head_attention(X, *layer_of(np.ones((3, 4))), h=2)
+    with pytest.raises(TypeError, match="mask is a NumPy masked array"):
+        mha.scaled_dot_product_attention(np.ones((2, 2)), np.ones((2, 2)), np.ones((2, 2)),
+                                         mask=np.ma.masked_array(np.ones((2, 2), bool)))
+
+
+def test_split_heads_view_is_read_only_and_leaves_the_caller_alone():
+    X = np.arange(12.0).reshape(3, 4)
+    before = X.copy()
+    heads = mha.split_heads(X, 2)
+    assert np.shares_memory(heads, X)  # still a view: no copy
+    with pytest.raises(ValueError, match="read-only"):
+        heads[0, 0, 0] = 99.0
+    np.testing.assert_array_equal(X, before)
+    X[0, 0] = 5.0  # the caller may still write its own array
+    assert heads[0, 0, 0] == 5.0
+
+
+def test_merge_heads_view_is_read_only_when_it_shares_memory():
+    Z = np.arange(6.0).reshape(1, 3, 2)  # one head: the merge is a view
+    merged = mha.merge_heads(Z)
+    assert np.shares_memory(merged, Z) and not merged.flags.writeable
+    copy = mha.merge_heads(np.arange(12.0).reshape(2, 3, 2))
+    assert copy.flags.writeable
+
+
+def test_causal_and_mask_that_leave_a_row_empty():
+    mask = np.ones((3, 3), dtype=bool)
+    mask[1, :2] = False  # row 1 may see only key 2, which causal forbids
+    with pytest.raises(ValueError, match="together with causal=True.*query index \\(1,\\)"):
+        mha.scaled_dot_product_attention(np.ones((3, 2)), np.ones((3, 2)), np.ones((3, 2)), mask=mask,
+                                         causal=True)
+
+
+def test_causal_needs_square_scores():
+    with pytest.raises(ValueError, match="T=2 and S=3"):
+        mha.scaled_dot_product_attention(np.ones((2, 2)), np.ones((3, 2)), np.ones((3, 2)), causal=True)
+
+
+# ---------------------------------------------------------------- properties over the public core
+CLEAR = (ValueError, TypeError)
+floats = st.sampled_from([np.float16, np.float32, np.float64]).flatmap(
+    lambda dt: st.tuples(st.just(dt), st.floats(-np.finfo(dt).max, np.finfo(dt).max, allow_nan=False,
+                                                  allow_infinity=False, width=np.finfo(dt).bits)))
+
+
+@st.composite
+def qkv(draw):
+    dtype = draw(st.sampled_from([np.float16, np.float32, np.float64]))
+    T, S, d_k, d_v = (draw(st.integers(0, 4)) for _ in range(4))
+    big = float(np.finfo(dtype).max)
+    elements = st.one_of(st.floats(-3, 3, width=np.finfo(dtype).bits),
+                         st.floats(-big, big, allow_nan=False, allow_infinity=False, width=np.finfo(dtype).bits))
+    arr = lambda shape: draw(hnp.arrays(dtype, shape, elements=elements))
+    return arr((T, d_k)), arr((S, d_k)), arr((S, d_v))
+
+
+@settings(max_examples=150, deadline=None)
+@given(qkv(), st.booleans())
+def test_sdpa_finite_in_finite_out_or_a_clear_error(args, causal):
+    copies = [a.copy() for a in args]
+    try:
+        out, A = mha.scaled_dot_product_attention(*args, causal=causal)
+    except CLEAR:
+        pass
+    else:
+        assert np.isfinite(out).all() and np.isfinite(A).all()
+        assert out.dtype == args[0].dtype
+    for a, c in zip(args, copies):
+        np.testing.assert_array_equal(a, c)
+
+
+@settings(max_examples=100, deadline=None)
+@given(qkv(), st.integers(1, 3))
+def test_chunked_finite_in_finite_out_or_a_clear_error(args, block):
+    copies = [a.copy() for a in args]
+    try:
+        out = mha.attention_chunked(*args, block=block)
+    except CLEAR:
+        pass
+    else:
+        assert np.isfinite(out).all()
+    for a, c in zip(args, copies):
+        np.testing.assert_array_equal(a, c)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from([np.float16, np.float32, np.float64]), st.integers(0, 4), st.integers(1, 2),
+       st.floats(-300, 300), st.booleans(), st.integers(0, 2**32 - 1))
+def test_layer_finite_in_finite_out_or_a_clear_error(dtype, T, h, log_scale, causal, seed):
+    rng = np.random.default_rng(seed)
+    scale = 10.0 ** min(log_scale, np.log10(float(np.finfo(dtype).max)) - 1)
+    X = (rng.normal(size=(T, 4)) * scale).astype(dtype)
+    W = layer_of(np.ones((1, 4), dtype), d_k=2, h=h, seed=seed)
+    copies = [a.copy() for a in (X, *W)]
+    for func in (mha.multi_head_attention, mha.attention_steps):
+        try:
+            result = func(X, *W, h=h, causal=causal)
+        except CLEAR:
+            continue
+        Y, A = (result.output, result.weights) if func is mha.attention_steps else result
+        assert np.isfinite(Y).all() and np.isfinite(A).all()
+    for a, c in zip((X, *W), copies):
+        np.testing.assert_array_equal(a, c)
+
+
+@settings(max_examples=150, deadline=None)
+@given(hnp.arrays(st.sampled_from([np.float16, np.float32, np.float64]), hnp.array_shapes(min_dims=1, max_dims=3,
+                                                                                          min_side=0, max_side=4),
+                  elements=st.floats(-1e4, 1e4, width=16)),
+       st.integers(-4, 4))
+def test_softmax_finite_in_finite_out_or_a_clear_error(x, axis):
+    before = x.copy()
+    try:
+        w = mha.softmax(x, axis=axis)
+    except CLEAR:
+        pass
+    else:
+        assert np.isfinite(w).all()
+        np.testing.assert_allclose(w.astype(float).sum(axis=axis), 1.0, atol=2e-3)
+    np.testing.assert_array_equal(x, before)
