@@ -1,14 +1,21 @@
-"""mha.models: locating weight packages, SHA-256 checks, and the safetensors reader's edge cases."""
+"""mha.models: locating weight packages, SHA-256 checks of every file a loader reads, and the
+safetensors and GGUF readers on malformed files (each built small in tmp_path)."""
 
 import json
 import os
+import shutil
 import struct
+import time
 
 import numpy as np
 import pytest
 
-from mha.models import WeightsError, package_dir, package_file, sha256_of, verified_file
+from mha.models import (INSTALL_HINT, WeightsError, minilm, package_dir, package_file, sha256_of, verified_bytes,
+                        verified_file, verified_json)
+from mha.models.gguf_file import GGUFError, dequantize, read_gguf
 from mha.models.safetensors import SafetensorsError, load_safetensors, read_header
+
+MINILM = package_dir(minilm.PACKAGE) / "model"
 
 
 # ---- locating and verifying -------------------------------------------------------------------
@@ -33,6 +40,34 @@ def test_verified_file_accepts_the_right_hash_and_names_both_hashes_otherwise(tm
     assert "--require-hashes -r requirements-weights.txt" in message
 
 
+def test_an_edit_that_restores_size_and_times_is_still_caught(tmp_path):
+    path = tmp_path / "w.bin"
+    path.write_bytes(b"weights")
+    good, before = sha256_of(path), path.stat()
+    assert verified_file(path, good) == path and verified_bytes(path, good) == b"weights"
+    path.write_bytes(b"weightz")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # path, size and mtime as before
+    assert path.stat().st_size == before.st_size and path.stat().st_mtime_ns == before.st_mtime_ns
+    for check in (verified_file, verified_bytes):
+        with pytest.raises(WeightsError, match="not the expected one"):
+            check(path, good)
+
+
+def test_hashing_every_load_is_cheap():
+    weights = MINILM / "model.safetensors"
+    start = time.perf_counter()
+    verified_file(weights, minilm.SHA256)
+    assert time.perf_counter() - start < 2.0  # about 0.1 s for 91 MB; the load itself takes longer
+
+
+def test_a_pin_must_be_a_sha256(tmp_path):
+    path = tmp_path / "w.bin"
+    path.write_bytes(b"x")
+    for pin in ("abc", sha256_of(path).upper(), None):
+        with pytest.raises(ValueError, match="64 lower-case hex digits"):
+            verified_file(path, pin)
+
+
 def test_missing_file_and_missing_package_say_how_to_install(tmp_path):
     with pytest.raises(WeightsError, match="missing.*requirements-weights.txt"):
         verified_file(tmp_path / "nothing.safetensors", "0" * 64)
@@ -42,6 +77,75 @@ def test_missing_file_and_missing_package_say_how_to_install(tmp_path):
         package_file("no_such_weights_pkg", "model.safetensors", "0" * 64)
     with pytest.raises(TypeError):
         package_dir("not a name")
+
+
+def _minilm_copy(tmp_path):
+    """The MiniLM model folder in tmp_path: small files copied, the weights linked."""
+    for name in ("config.json", "vocab.txt"):
+        shutil.copy(MINILM / name, tmp_path / name)
+    (tmp_path / "model.safetensors").symlink_to(MINILM / "model.safetensors")
+    return tmp_path
+
+
+def test_every_file_minilm_reads_is_pinned(tmp_path):
+    folder = _minilm_copy(tmp_path)
+    assert set(minilm.FILES) == {"model.safetensors", "config.json", "vocab.txt"}
+    for name, pin in minilm.FILES.items():
+        assert sha256_of(MINILM / name) == pin, name
+    assert minilm.load(folder).h == 12  # the copy loads
+
+
+def test_a_tampered_config_or_vocabulary_is_refused(tmp_path):
+    folder = _minilm_copy(tmp_path)
+    config = json.loads((folder / "config.json").read_text())
+    config["num_attention_heads"] = 6  # still valid JSON, still a working model shape: only the hash tells
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(WeightsError, match="config.json is not the expected one.*" + INSTALL_HINT):
+        minilm.load(folder)
+    shutil.copy(MINILM / "config.json", folder / "config.json")
+    vocab = (folder / "vocab.txt").read_text(encoding="utf-8")
+    (folder / "vocab.txt").write_text(vocab.replace("\nthe\n", "\nteh\n", 1), encoding="utf-8")
+    with pytest.raises(WeightsError, match="vocab.txt is not the expected one"):
+        minilm.load(folder)
+    (folder / "vocab.txt").unlink()
+    with pytest.raises(WeightsError, match="vocab.txt is missing.*" + INSTALL_HINT):
+        minilm.load(folder)
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"{not json", "not valid UTF-8 JSON"),
+    (b"\xff\xfe", "not valid UTF-8 JSON"),
+    (b"[1, 2]", "must hold a JSON object"),
+    (b'{"hidden_size": 384}', "lacks the keys"),
+    (b'{"num_attention_heads": 7, "hidden_size": 384, "num_hidden_layers": 6, "max_position_embeddings": 512}',
+     "heads must divide hidden_size"),
+    (b'{"num_attention_heads": 12, "hidden_size": 384, "num_hidden_layers": true, "max_position_embeddings": 512}',
+     "positive integer"),
+])
+def test_an_invalid_config_gets_the_install_hint_even_with_a_matching_pin(tmp_path, monkeypatch, content,
+                                                                           message):
+    folder = _minilm_copy(tmp_path)
+    (folder / "config.json").write_bytes(content)
+    monkeypatch.setitem(minilm.FILES, "config.json", sha256_of(folder / "config.json"))
+    with pytest.raises(WeightsError, match=message + ".*" + INSTALL_HINT):
+        minilm.load(folder)
+
+
+def test_an_invalid_vocabulary_gets_the_install_hint_even_with_a_matching_pin(tmp_path, monkeypatch):
+    folder = _minilm_copy(tmp_path)
+    for content, message in ((b"\xff\n", "not a usable vocabulary"), (b"a\nb\n", "unk token")):
+        (folder / "vocab.txt").write_bytes(content)
+        monkeypatch.setitem(minilm.FILES, "vocab.txt", sha256_of(folder / "vocab.txt"))
+        with pytest.raises(WeightsError, match=message + ".*" + INSTALL_HINT):
+            minilm.load(folder)
+
+
+def test_verified_json_names_missing_keys(tmp_path):
+    path = tmp_path / "c.json"
+    path.write_text('{"a": 1}')
+    assert verified_json(path, sha256_of(path), ["a"]) == {"a": 1}
+    with pytest.raises(WeightsError, match=r"lacks the keys \['b'\]"):
+        verified_json(path, sha256_of(path), ["a", "b"])
 
 
 def test_loaders_refuse_a_changed_weights_file(tmp_path):
@@ -155,3 +259,148 @@ def test_truncated_and_garbled_files(tmp_path):
     a_list.write_bytes(struct.pack("<Q", 2) + b"[]")
     with pytest.raises(SafetensorsError, match="JSON object"):
         load_safetensors(a_list)
+
+
+def _header_bytes(raw: bytes, data: bytes = b""):
+    return struct.pack("<Q", len(raw)) + raw + data
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"", "8-byte header length"),
+    (struct.pack("<Q", 2**64 - 1), "says 18446744073709551615 bytes"),
+    (_header_bytes(b"[" * 200_000 + b"]" * 200_000), "not valid UTF-8 JSON"),  # too deep for json
+    (_header_bytes(b'{"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}, '
+                   b'"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}', b"\x00" * 4), "appears twice"),
+    (_header_bytes(b'{"w": {"dtype": ["F32"], "shape": [1], "data_offsets": [0, 4]}}', b"\x00" * 4), "dtype"),
+    (_header_bytes(b'{"w": {"dtype": "F32", "shape": [1.0], "data_offsets": [0, 4]}}', b"\x00" * 4),
+     "non-negative integers"),
+    (_header_bytes(b'{"w": {"dtype": "F32", "shape": [true], "data_offsets": [0, 4]}}', b"\x00" * 4),
+     "non-negative integers"),
+    (_header_bytes(b'{"w": {"dtype": "F32", "shape": [10000000000000000000000], "data_offsets": [0, 4]}}',
+                   b"\x00" * 4), "need 40000000000000000000000"),
+    (_header_bytes(b'{"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, ' + b"9" * 5000 + b"]}}"),
+     "not valid UTF-8 JSON"),  # an integer too long for Python to read
+    (_header_bytes(b'{"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}, '
+                   b'"b": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}}', b"\x00" * 8), "overlaps"),
+    (_header_bytes(b'{"a": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}}', b"\x00" * 8), "gap of 4"),
+    (_header_bytes(b'{"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}', b"\x00" * 8),
+     "cover 4 bytes"),
+    (_header_bytes(b'{"__metadata__": {"a": 1}}'), "JSON object of strings"),
+    (_header_bytes(b'{"__metadata__": null}'), "JSON object of strings"),
+])
+def test_every_malformed_safetensors_file_gets_a_safetensors_error(tmp_path, content, message):
+    path = tmp_path / "bad.safetensors"
+    path.write_bytes(content)
+    with pytest.raises(SafetensorsError, match=message):
+        load_safetensors(path)
+
+
+def test_the_real_weights_file_tiles_its_data_section():
+    header, _, start = read_header(MINILM / "model.safetensors")
+    assert len(header) > 100 and start > 8
+
+
+# ---- GGUF ---------------------------------------------------------------------------------------
+
+def _string(text: bytes) -> bytes:
+    return struct.pack("<Q", len(text)) + text
+
+
+def _gguf(entries=b"", n_kv=0, tensors=b"", n_tensors=0, data=b"", *, version=3, magic=b"GGUF", pad_to=32):
+    """A small GGUF file: header, metadata entries, tensor records, padding, data."""
+    head = magic + struct.pack("<IQQ", version, n_tensors, n_kv) + entries + tensors
+    return head + b"\x00" * (-len(head) % pad_to) + data
+
+
+def _kv(key: bytes, kind: int, payload: bytes) -> bytes:
+    return _string(key) + struct.pack("<I", kind) + payload
+
+
+def _tensor(name: bytes, dims, kind=0, offset=0) -> bytes:
+    return _string(name) + struct.pack("<I", len(dims)) + b"".join(struct.pack("<Q", d) for d in dims) \
+        + struct.pack("<IQ", kind, offset)
+
+
+def _nested_array(depth: int) -> bytes:
+    """An array of one array of ... of no numbers, ``depth`` arrays deep."""
+    inner = struct.pack("<IQ", 0, 0)  # the innermost: 0 numbers of type uint8
+    for _ in range(depth - 1):
+        inner = struct.pack("<IQ", 9, 1) + inner
+    return inner
+
+
+def test_a_small_valid_gguf_file_reads_back(tmp_path):
+    values = np.array([[1.5, -2.0, 0.25, 4.0]], "<f4")
+    entries = _kv(b"general.name", 8, _string(b"tiny")) + _kv(b"n", 4, struct.pack("<I", 7)) \
+        + _kv(b"list", 9, struct.pack("<IQ", 8, 2) + _string(b"a") + _string(b"bc")) \
+        + _kv(b"deep", 9, _nested_array(3))
+    path = tmp_path / "ok.gguf"
+    path.write_bytes(_gguf(entries, 4, _tensor(b"w", [4, 1]), 1, values.tobytes()))
+    g = read_gguf(path)
+    assert g.metadata["general.name"] == "tiny" and g.metadata["n"] == 7 and g.metadata["list"] == ["a", "bc"]
+    assert g.tensors["w"].shape == (1, 4)
+    np.testing.assert_array_equal(g.array("w"), values)
+    np.testing.assert_array_equal(g.array("w", rows=[0, 0]), np.vstack([values, values]))
+    with pytest.raises(ValueError, match="no tensor named 'v'"):
+        g.array("v")
+    with pytest.raises(ValueError, match="rows .* holds 1"):
+        g.array("w", rows=[1])
+    with pytest.raises(TypeError, match="rows must be an array of integers"):
+        g.array("w", rows=[0.0])
+
+
+HUGE = 2**63
+BAD_GGUF = {
+    "empty file": (b"", "has 0 bytes"),
+    "short file": (b"GGUF\x03\x00", "24-byte header"),
+    "bad magic": (_gguf(magic=b"GGML"), "does not start with b'GGUF'"),
+    "version 1": (_gguf(version=1), "version 1 is not supported"),
+    "version 9": (_gguf(version=9), "version 9 is not supported"),
+    "huge tensor count": (_gguf(n_tensors=HUGE), f"claims {HUGE} tensors"),
+    "huge entry count": (_gguf(n_kv=2**64 - 1), "claims 18446744073709551615 metadata entries"),
+    "truncated key": (_gguf(struct.pack("<Q", 50) + b"short" + b"\x00" * 10, 1, pad_to=1),
+                      "claims 50 bytes of a string"),
+    "huge string": (_gguf(struct.pack("<Q", 2**62) + b"\x00" * 8, 1, pad_to=1), f"claims {2**62} bytes of a string"),
+    "key not UTF-8": (_gguf(_kv(b"\xff\xfe", 4, b"\x00" * 4), 1), "not valid UTF-8"),
+    "bad value type": (_gguf(_kv(b"k", 13, b"\x00" * 4), 1), "unknown metadata value type 13"),
+    "bad array item type": (_gguf(_kv(b"k", 9, struct.pack("<IQ", 99, 0)), 1), "unknown item type 99"),
+    "huge array": (_gguf(_kv(b"k", 9, struct.pack("<IQ", 0, HUGE)), 1), f"claims {HUGE} array items"),
+    "huge array of strings": (_gguf(_kv(b"k", 9, struct.pack("<IQ", 8, 2**40)), 1), "each needs at least 8"),
+    "huge nested array": (_gguf(_kv(b"k", 9, struct.pack("<IQ", 9, 2**40)), 1), "each needs at least 12"),
+    "deep nesting": (_gguf(_kv(b"k", 9, _nested_array(100_000)), 1), "nested more than 8 deep"),
+    "duplicate key": (_gguf(_kv(b"k", 4, b"\x00" * 4) * 2, 2), "'k' appears twice"),
+    "alignment 0": (_gguf(_kv(b"general.alignment", 4, struct.pack("<I", 0)), 1), "power of two, got 0"),
+    "alignment 24": (_gguf(_kv(b"general.alignment", 4, struct.pack("<I", 24)), 1), "power of two, got 24"),
+    "alignment a string": (_gguf(_kv(b"general.alignment", 8, _string(b"32")), 1), "power of two, got '32'"),
+    "bad tensor type": (_gguf(tensors=_tensor(b"w", [32], kind=7), n_tensors=1, data=b"\x00" * 64), "type id 7"),
+    "no dimensions": (_gguf(tensors=_tensor(b"w", []), n_tensors=1), "0 dimensions"),
+    "five dimensions": (_gguf(tensors=_tensor(b"w", [1] * 5), n_tensors=1), "5 dimensions"),
+    "huge dimensions": (_gguf(tensors=_tensor(b"w", [2**40, 2**40]), n_tensors=1), "runs past the end"),
+    "truncated data": (_gguf(tensors=_tensor(b"w", [4]), n_tensors=1, data=b"\x00" * 8), "runs past the end"),
+    "rows not whole blocks": (_gguf(tensors=_tensor(b"w", [16], kind=2), n_tensors=1, data=b"\x00" * 32),
+                              "not a multiple of the block size 32"),
+    "misaligned offset": (_gguf(tensors=_tensor(b"w", [1], offset=4), n_tensors=1, data=b"\x00" * 64),
+                          "not a multiple of the alignment 32"),
+    "duplicate tensor": (_gguf(tensors=_tensor(b"w", [1]) * 2, n_tensors=2, data=b"\x00" * 4), "appears twice"),
+}
+
+
+@pytest.mark.parametrize("kind", list(BAD_GGUF))
+def test_every_malformed_gguf_file_gets_a_gguf_error_quickly(tmp_path, kind):
+    content, message = BAD_GGUF[kind]
+    path = tmp_path / "bad.gguf"
+    path.write_bytes(content)
+    start = time.perf_counter()
+    with pytest.raises(GGUFError, match=message):
+        read_gguf(path)
+    assert time.perf_counter() - start < 2.0
+
+
+def test_dequantize_checks_its_arguments():
+    with pytest.raises(ValueError, match="type_id must be one of"):
+        dequantize(np.zeros((1, 4), np.uint8), 5)
+    with pytest.raises(ValueError, match="uint8 bytes of shape"):
+        dequantize(np.zeros((1, 4), np.float32), 0)
+    with pytest.raises(ValueError, match=r"\(rows, n \* 20\)"):
+        dequantize(np.zeros((1, 19), np.uint8), 3)
+    assert dequantize(np.zeros((0, 20), np.uint8), 3).shape == (0, 32)

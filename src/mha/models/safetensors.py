@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["SafetensorsError", "DTYPES", "read_header", "load_safetensors"]
+__all__ = ["SafetensorsError", "DTYPES", "MAX_HEADER_BYTES", "read_header", "load_safetensors"]
 
 #: safetensors dtype name -> NumPy dtype (all little-endian). BF16 is handled separately.
 DTYPES = {
@@ -26,14 +26,29 @@ DTYPES = {
     "BOOL": np.dtype("?"),
 }
 _ITEMSIZE = {**{name: dt.itemsize for name, dt in DTYPES.items()}, "BF16": 2}
+#: The longest header accepted, as in the reference reader (100 MB): a larger one is a damaged file.
+MAX_HEADER_BYTES = 100_000_000
 
 
 class SafetensorsError(ValueError):
     """The file is not a valid safetensors file (the message says what is wrong)."""
 
 
+def _unique_keys(pairs):
+    """``object_pairs_hook`` for :func:`json.loads` that refuses a key given twice."""
+    out = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"the key {key!r} appears twice")
+        out[key] = value
+    return out
+
+
 def read_header(path):
-    """Read the JSON header of a safetensors file.
+    """Read and check the JSON header of a safetensors file.
+
+    Every tensor must fit in the data section, and together the tensors must
+    cover it exactly, without gaps or overlaps (as the format requires).
 
     Returns
     -------
@@ -53,19 +68,23 @@ def read_header(path):
         n = int.from_bytes(first, "little")
         if n > size - 8:
             raise SafetensorsError(f"{path}: the header length says {n} bytes, but only {size - 8} bytes follow")
+        if n > MAX_HEADER_BYTES:
+            raise SafetensorsError(f"{path}: the header length says {n} bytes, more than the "
+                                   f"{MAX_HEADER_BYTES} a safetensors header may have")
         raw = f.read(n)
     try:
-        header = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        header = json.loads(raw.decode("utf-8"), object_pairs_hook=_unique_keys)
+    except (UnicodeDecodeError, ValueError, RecursionError) as err:  # JSONDecodeError is a ValueError
         raise SafetensorsError(f"{path}: the header is not valid UTF-8 JSON ({err})") from None
     if not isinstance(header, dict):
         raise SafetensorsError(f"{path}: the header must be a JSON object, got {type(header).__name__}")
-    metadata = header.pop("__metadata__", None) or {}
-    if not isinstance(metadata, dict):
-        raise SafetensorsError(f"{path}: __metadata__ must be a JSON object, got {type(metadata).__name__}")
+    metadata = header.pop("__metadata__", {})
+    if not isinstance(metadata, dict) or not all(isinstance(v, str) for v in metadata.values()):
+        raise SafetensorsError(f"{path}: __metadata__ must be a JSON object of strings, got {metadata!r:.80}")
     data_size = size - 8 - n
     for name, entry in header.items():
         _check_entry(path, name, entry, data_size)
+    _check_coverage(path, header, data_size)
     return header, metadata, 8 + n
 
 
@@ -73,16 +92,16 @@ def _check_entry(path, name, entry, data_size):
     """Raise unless ``entry`` describes a tensor that fits in the data section."""
     where = f"{path}: tensor {name!r}"
     if not isinstance(entry, dict) or not {"dtype", "shape", "data_offsets"} <= entry.keys():
-        raise SafetensorsError(f"{where} needs 'dtype', 'shape' and 'data_offsets', got {entry!r}")
+        raise SafetensorsError(f"{where} needs 'dtype', 'shape' and 'data_offsets', got {entry!r:.80}")
     dtype, shape, offsets = entry["dtype"], entry["shape"], entry["data_offsets"]
-    if dtype not in _ITEMSIZE:
-        raise SafetensorsError(f"{where} has dtype {dtype!r}; supported: {', '.join(sorted(_ITEMSIZE))}")
+    if not isinstance(dtype, str) or dtype not in _ITEMSIZE:
+        raise SafetensorsError(f"{where} has dtype {dtype!r:.40}; supported: {', '.join(sorted(_ITEMSIZE))}")
     if not isinstance(shape, list) or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0
                                               for s in shape):
-        raise SafetensorsError(f"{where} has shape {shape!r}; expected a list of non-negative integers")
+        raise SafetensorsError(f"{where} has shape {shape!r:.80}; expected a list of non-negative integers")
     if (not isinstance(offsets, list) or len(offsets) != 2
             or not all(isinstance(o, int) and not isinstance(o, bool) for o in offsets)):
-        raise SafetensorsError(f"{where} has data_offsets {offsets!r}; expected [begin, end]")
+        raise SafetensorsError(f"{where} has data_offsets {offsets!r:.80}; expected [begin, end]")
     begin, end = offsets
     if not 0 <= begin <= end <= data_size:
         raise SafetensorsError(
@@ -93,6 +112,19 @@ def _check_entry(path, name, entry, data_size):
         raise SafetensorsError(
             f"{where} has {end - begin} bytes, but dtype {dtype} and shape {shape} need {expected}"
         )
+
+
+def _check_coverage(path, header, data_size):
+    """Raise unless the tensors' byte ranges tile the data section: no gap, no overlap."""
+    at = 0
+    for name, entry in sorted(header.items(), key=lambda item: tuple(item[1]["data_offsets"])):
+        begin, end = entry["data_offsets"]
+        if begin != at:
+            problem = "overlaps the tensor before it" if begin < at else f"leaves a gap of {begin - at} bytes"
+            raise SafetensorsError(f"{path}: tensor {name!r} starts at byte {begin} of the data and {problem}")
+        at = end
+    if at != data_size:
+        raise SafetensorsError(f"{path}: the tensors cover {at} bytes, but the data section has {data_size}")
 
 
 def load_safetensors(path) -> dict:
