@@ -1,13 +1,19 @@
-"""Benchmarks for the costs chapter, at full size (not run by the book build).
+"""Benchmarks for the costs chapter and the lean core, at full size (not run by the book build).
 
 Prints, in one run on this machine:
 
-1. one layer at GPT-2 small sizes (T = 1024, d = 768, h = 12, float32): the
-   batched ``mha.multi_head_attention`` against a loop over heads, and against
-   ``torch.nn.MultiheadAttention`` on the CPU (target: within 1.5x of PyTorch);
-2. peak memory of ``mha.attention_chunked`` against the plain
-   ``mha.scaled_dot_product_attention`` at T = 4096 and 16384, one head of
-   width 64 in float32 (target: chunked <= 10% of plain at T = 16384, equal outputs).
+1. the core against PyTorch, interleaved in one process: one causal attention layer, float32,
+   d = 768, h = 12, T in {128, 512, 1024, 2048}, on one thread and on two. Contenders:
+   ``mha.multi_head_attention`` (returns every head's weights), ``torch.nn.MultiheadAttention``
+   with ``need_weights=True, average_attn_weights=False`` (the same outputs), its fused path
+   (``need_weights=False``, no weights returned) and a layer built on
+   ``torch.nn.functional.scaled_dot_product_attention(is_causal=True)``. Goals at T = 1024 and
+   2048 on one thread: mha <= 0.7x torch returning every head's weights, <= 1.3x the fused path.
+   Also the loop over heads of ``mha.timing`` (T = 1024).
+2. peak memory of the plain layer: at most one (h, T, T) array plus O(T d);
+3. peak memory of ``mha.attention_chunked`` against the plain
+   ``mha.scaled_dot_product_attention`` at T = 4096 and 16384, one head of width 64 in float32
+   (target: chunked <= 10% of plain at T = 16384, equal outputs).
 
 Run from the repository root:  .venv/bin/python benchmarks/bench_costs.py
 Needs about 6 GB of free memory for the plain attention at T = 16384.
@@ -16,33 +22,29 @@ Needs about 6 GB of free memory for the plain attention at T = 16384.
 from __future__ import annotations
 
 import argparse
+import gc
+import math
 import os
+import platform
 import sys
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+import mha
+from mha.timing import best_times, multi_head_attention_loop, peak_bytes
 
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description="Benchmarks for the costs chapter, at full size.")
     parser.add_argument("--repeat", type=int, default=7, help="timing rounds (the best is kept)")
-    parser.add_argument("--threads", type=int, default=None,
-                        help="threads for NumPy's BLAS and for torch (default: the libraries' own choice)")
-    parser.add_argument("--skip-memory", action="store_true", help="skip the peak-memory part")
+    parser.add_argument("--lengths", type=int, nargs="+", default=[128, 512, 1024, 2048])
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--skip-memory", action="store_true", help="skip the chunked peak-memory part")
     return parser.parse_args(argv)
 
 
 ARGS = parse_args() if __name__ == "__main__" else parse_args([])
-if ARGS.threads:  # must happen before NumPy is imported
-    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[var] = str(ARGS.threads)
-
-import gc  # noqa: E402
-import math  # noqa: E402
-import platform  # noqa: E402
-
-import numpy as np  # noqa: E402
-
-import mha  # noqa: E402
-from mha.costs import attention_flops  # noqa: E402
-from mha.timing import best_times, multi_head_attention_loop, peak_bytes  # noqa: E402
 
 
 def gpt2_layer(T, d, h, seed=0):
@@ -65,79 +67,65 @@ def torch_module(W, d, h):
     return module.eval()
 
 
-def lean_layer(X, W_Q, W_K, W_V,  # same arguments as mha.multi_head_attention
-               W_O, h):
-    """A sketch of a leaner path for the core (NOT library code; unchecked, no mask, g = h).
-
-    Three changes against ``mha.multi_head_attention``: scale Q (T x d) instead of the
-    scores (h x T x T); run the softmax in place in the score buffer, so the layer allocates
-    one h x T x T array instead of four; skip ``np.repeat`` when every query head has its own
-    key/value head. It returns what ``multi_head_attention`` returns: (Y, A).
-    """
-    T, d = X.shape
-    d_k = W_Q.shape[1] // h
-    Q = (X @ W_Q) * (1.0 / math.sqrt(d_k))  # (T, d) -> (T, h*d_k), scaled once here
-    K, V = X @ W_K, X @ W_V  # (T, d) -> (T, h*d_k)
-    Q, K, V = (Z.reshape(T, h, d_k).swapaxes(0, 1) for Z in (Q, K, V))  # -> (h, T, d_k)
-    A = Q @ K.swapaxes(-1, -2)  # (h, T, d_k) @ (h, d_k, T) -> (h, T, T), the only T x T buffer
-    A -= A.max(axis=-1, keepdims=True)
-    np.exp(A, out=A)
-    A /= A.sum(axis=-1, keepdims=True)
-    Z = A @ V  # (h, T, T) @ (h, T, d_k) -> (h, T, d_k)
-    return Z.swapaxes(0, 1).reshape(T, h * d_k) @ W_O, A  # (T, h*d_k) @ (h*d_k, d)
-
-
-def speed(T, d, h, repeat):
+def torch_sdpa_layer(W, h):
+    """The layer on ``torch.nn.functional.scaled_dot_product_attention``: projections, causal SDPA, W_O."""
     import torch
 
-    if ARGS.threads:
-        torch.set_num_threads(ARGS.threads)
+    W_Q, W_K, W_V, W_O = (torch.from_numpy(np.ascontiguousarray(w)) for w in W)
+
+    def layer(x):  # x: (1, T, d)
+        T, d = x.shape[-2:]
+        q, k, v = ((x @ w).view(1, T, h, d // h).transpose(1, 2) for w in (W_Q, W_K, W_V))  # (1, h, T, d_k)
+        z = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return z.transpose(1, 2).reshape(1, T, d) @ W_O
+
+    return layer
+
+
+def speed(T, d, h, threads, repeat):
+    import torch
 
     X, W = gpt2_layer(T, d, h)
-    Y, A = mha.multi_head_attention(X, *W, h=h)
-    Y_lean, A_lean = lean_layer(X, *W, h)
-    assert np.allclose(Y_lean, Y, atol=1e-5) and np.allclose(A_lean, A, atol=1e-6)
-
     module = torch_module(W, d, h)
+    sdpa_layer = torch_sdpa_layer(W, h)
     x = torch.from_numpy(X)[None]  # (1, T, d)
+    bool_mask = torch.from_numpy(~mha.causal_mask(T))  # torch: True where a key is NOT allowed
+    Y, A = mha.multi_head_attention(X, *W, h=h, causal=True)
     with torch.inference_mode():
-        y_torch, a_torch = module(x, x, x, need_weights=True, average_attn_weights=False)
+        y_t, a_t = module(x, x, x, attn_mask=bool_mask, need_weights=True, average_attn_weights=False)
+        y_s = sdpa_layer(x)
+        err = max(float(np.abs(y_t[0].numpy() - Y).max()), float(np.abs(a_t[0].numpy() - A).max()),
+                  float(np.abs(y_s[0].numpy() - Y).max()))
         runs = {  # every contender takes a turn in each round (see mha.timing.best_times)
-            "mha": lambda: mha.multi_head_attention(X, *W, h=h),
-            "loop": lambda: multi_head_attention_loop(X, *W, h),
-            "lean": lambda: lean_layer(X, *W, h),
-            "matmul": lambda: X @ W[0],
-            "torch default call (weights averaged over heads)": lambda: module(x, x, x),
-            "torch need_weights=False (fused kernel)": lambda: module(x, x, x, need_weights=False),
-            "torch per-head weights, like mha": lambda: module(x, x, x, need_weights=True,
-                                                                 average_attn_weights=False),
+            "mha": lambda: mha.multi_head_attention(X, *W, h=h, causal=True),
+            "torch weights": lambda: module(x, x, x, attn_mask=bool_mask, need_weights=True,
+                                            average_attn_weights=False),
+            "torch fused": lambda: module(x, x, x, attn_mask=bool_mask, need_weights=False),
+            "torch sdpa": lambda: sdpa_layer(x),
         }
-        t = best_times(runs, repeat=repeat)
-    t_batched, t_loop, t_lean, t_matmul = t["mha"], t["loop"], t["lean"], t["matmul"]
-    t_torch = {name[len("torch "):]: v for name, v in t.items() if name.startswith("torch ")}
-    err_y = float(np.abs(y_torch[0].numpy() - Y).max())
-    err_a = float(np.abs(a_torch[0].numpy() - A).max())
+        if T == 1024:
+            runs["loop"] = lambda: multi_head_attention_loop(X, *W, h)
+        with threadpool_limits(threads):
+            torch.set_num_threads(threads)
+            t = best_times(runs, repeat=repeat)
+    ours = t["mha"]
+    line = (f"  {T:5d} {threads:3d}  {ours * 1e3:8.1f}  {t['torch weights'] * 1e3:8.1f}  {t['torch fused'] * 1e3:8.1f}"
+            f"  {t['torch sdpa'] * 1e3:8.1f}   {ours / t['torch weights']:5.2f}  {ours / t['torch fused']:5.2f}"
+            f"  {ours / t['torch sdpa']:5.2f}  {err:8.1e}")
+    if "loop" in t:
+        line += f"   loop/mha {t['loop'] / ours:.2f} (loop not causal)"
+    print(line, flush=True)
+    return ours / t["torch weights"], ours / t["torch fused"]
 
-    flops = attention_flops(T, d, h).total
-    mm_flops = 2 * T * d * d
-    print(f"== One attention layer, T={T}, d={d}, h={h}, float32, "
-          f"BLAS threads: {os.environ.get('OPENBLAS_NUM_THREADS', 'default')}, "
-          f"torch threads: {torch.get_num_threads()} ==")
-    print(f"  output dtype of mha: {Y.dtype}; max |mha - torch|: output {err_y:.2e}, weights {err_a:.2e}")
-    print(f"  {'mha.multi_head_attention (batched)':46s} {t_batched * 1e3:8.1f} ms  "
-          f"{flops / t_batched / 1e9:6.1f} GFLOP/s")
-    print(f"  {'loop over heads (mha.timing)':46s} {t_loop * 1e3:8.1f} ms  "
-          f"loop / batched = {t_loop / t_batched:.2f}")
-    print(f"  {'plain (T, d) @ (d, d) matmul, the bound':46s} {t_matmul * 1e3:8.1f} ms  "
-          f"{mm_flops / t_matmul / 1e9:6.1f} GFLOP/s")
-    for name, t in t_torch.items():
-        print(f"  {'torch.nn.MultiheadAttention, ' + name:46s} {t * 1e3:8.1f} ms  "
-              f"mha / torch = {t_batched / t:.2f}")
-    print(f"  {'sketch of a leaner core path (lean_layer)':46s} {t_lean * 1e3:8.1f} ms  "
-          f"lean / torch = {t_lean / t_torch[next(iter(t_torch))]:.2f} (default call), "
-          f"{t_lean / t_torch['need_weights=False (fused kernel)']:.2f} (fused), "
-          f"lean / mha = {t_lean / t_batched:.2f}")
-    print()
+
+def peak_of_layer(T, d, h):
+    """Peak bytes of one causal layer, against one (h, T, T) float32 array and the O(T d) arrays."""
+    X, W = gpt2_layer(T, d, h)
+    _, peak = peak_bytes(mha.multi_head_attention, X, *W, h=h, causal=True)
+    scores = h * T * T * 4
+    print(f"  T={T}: peak {peak / 2**20:.1f} MiB = one (h, T, T) array ({scores / 2**20:.1f} MiB) "
+          f"+ {(peak - scores) / 2**20:.1f} MiB; T*d float32 arrays are {T * d * 4 / 2**20:.1f} MiB each "
+          f"(+{(peak - scores) / (T * d * 4):.1f} of them)")
 
 
 def memory(Ts, d_k, block):
@@ -159,7 +147,22 @@ def memory(Ts, d_k, block):
 def main():
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, numpy {np.__version__}, "
           f"load average {os.getloadavg()[0]:.1f} (other jobs share the cores)")
-    speed(T=1024, d=768, h=12, repeat=ARGS.repeat)
+    print("== One causal attention layer, d=768, h=12, float32: ms (best of rounds), ratios mha / torch ==")
+    print("      T thr       mha  tw(eigh)     fused      sdpa   /tw    /fused /sdpa  max|diff|")
+    ratios = {}
+    for threads in ARGS.threads:
+        for T in ARGS.lengths:
+            ratios[T, threads] = speed(T, d=768, h=12, threads=threads, repeat=ARGS.repeat)
+    for (T, threads), (r_w, r_f) in ratios.items():
+        if T in (1024, 2048) and threads == 1:
+            print(f"  goal T={T}, 1 thread: mha/torch-with-weights {r_w:.2f} (<= 0.7: "
+                  f"{'met' if r_w <= 0.7 else 'NOT met'}), mha/fused {r_f:.2f} (<= 1.3: "
+                  f"{'met' if r_f <= 1.3 else 'NOT met'})")
+    print()
+    print("== Peak memory of mha.multi_head_attention (tracemalloc), causal, d=768, h=12, float32 ==")
+    for T in (1024, 2048):
+        peak_of_layer(T, 768, 12)
+    print()
     if not ARGS.skip_memory:
         memory(Ts=(4096, 16384), d_k=64, block=64)
     return 0

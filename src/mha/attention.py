@@ -101,7 +101,7 @@ def _softmax_rows(A):
     """Softmax of every row of ``A``, in place (unchecked: each row needs one finite entry)."""
     A -= A.max(axis=-1, keepdims=True)  # every exponent <= 0: nothing overflows
     np.exp(A, out=A)
-    A /= A.sum(axis=-1, keepdims=True)  # each row now sums to 1
+    A *= 1 / A.sum(axis=-1, keepdims=True)  # each row now sums to 1 (one division per row, not per entry)
 
 
 def causal_mask(T):
