@@ -109,7 +109,7 @@ def test_bounds_and_symmetries(seed, h, T, S):
     [
         (np.full((3, 3), 1 / 3), ValueError, ["A must have at least 3 axes", "(3, 3)"]),
         (np.full((1, 2, 3), 0.3), ValueError, ["must each sum to 1", "(1, 2, 3)", "0.9"]),
-        (np.array([[[1.5, -0.5]]]), ValueError, ["negative weight", "(0, 0, 1)"]),
+        (np.array([[[1.5, -0.5]]]), ValueError, ["never negative", "(0, 0, 1)"]),
         (np.array([[[np.nan, 1.0]]]), ValueError, ["finite"]),
         (np.zeros((1, 2, 0)), ValueError, ["empty last axis"]),
         ("weights", TypeError, ["A must hold real numbers"]),

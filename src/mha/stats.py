@@ -13,32 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import as_float_array, check_ndim
+from ._validate import check_prob_rows
 
 __all__ = ["head_entropy", "row_entropy"]
-
-# How far a row sum may stray from 1, and an entry below 0, before the input is refused.
-_SUM_TOL = 1e-5
-_NEG_TOL = 1e-12
-
-
-def _check_weights(A, name: str, ndim: int, legend: str) -> np.ndarray:
-    """``A`` as a float array whose last axis holds probability distributions."""
-    A = as_float_array(A, name)
-    check_ndim(A, name, ndim, legend)
-    if A.shape[-1] == 0:
-        raise ValueError(f"{name} has an empty last axis (shape {A.shape}); a row needs at least one weight")
-    if (A < -_NEG_TOL).any():
-        where = tuple(int(i) for i in np.argwhere(A < -_NEG_TOL)[0])
-        raise ValueError(f"{name} (shape {A.shape}) holds the negative weight {A[where]:.3g} at index {where}; "
-                         "attention weights are never negative")
-    sums = A.sum(axis=-1)
-    off = np.abs(sums - 1.0) > _SUM_TOL
-    if off.any():
-        where = tuple(int(i) for i in np.argwhere(off)[0])
-        raise ValueError(f"the rows of {name} (shape {A.shape}) must each sum to 1, but the row at index "
-                         f"{where} sums to {sums[where]:.6g}; pass attention weights (after the softmax)")
-    return A
 
 
 def _entropy(A: np.ndarray) -> np.ndarray:
@@ -65,14 +42,16 @@ def row_entropy(A):
     Raises
     ------
     ValueError
-        If an entry is negative or a row does not sum to 1 (within 1e-5).
+        If an entry is negative, or a row is empty or does not sum to 1
+        (within ``mha._validate.ROW_SUM_TOL``, 1e-5). With no rows at all
+        (``T = 0``) the result is an empty array.
 
     Examples
     --------
     >>> row_entropy([[1.0, 0.0], [0.5, 0.5]]).round(4)     # sure, then evenly split: ln 2
     array([0.    , 0.6931])
     """
-    return _entropy(_check_weights(A, "A", 1, "(..., T, S)"))
+    return _entropy(check_prob_rows(A, "A", ndim=1, legend="(..., T, S)"))
 
 
 def head_entropy(A):
@@ -103,8 +82,9 @@ def head_entropy(A):
     Raises
     ------
     ValueError
-        If ``A`` has fewer than three axes, an entry is negative, or a row
-        does not sum to 1 (within 1e-5).
+        If ``A`` has fewer than three axes, a head has no rows (``T = 0``: the
+        mean is undefined), an entry is negative, or a row is empty or does
+        not sum to 1 (within ``mha._validate.ROW_SUM_TOL``, 1e-5).
 
     Examples
     --------
@@ -113,5 +93,8 @@ def head_entropy(A):
     >>> head_entropy(A).round(4)
     array([0.    , 0.6931])
     """
-    A = _check_weights(A, "A", 3, "(..., h, T, S)")
+    A = check_prob_rows(A, "A", ndim=3, legend="(..., h, T, S)")
+    if A.shape[-2] == 0:
+        raise ValueError(f"A (shape {A.shape}) has no query rows (T = 0); a head's mean entropy needs "
+                         "at least one row")
     return _entropy(A).mean(axis=-1)  # (..., h, T) -> (..., h)
