@@ -26,7 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import as_float_array, check_ndim, check_positive_int
+from ._validate import (as_float_array, check_count, check_index, check_ndim, check_number, check_positive_int,
+                        check_prob_rows, require_finite)
 from .stats import head_entropy
 
 __all__ = [
@@ -36,12 +37,23 @@ __all__ = [
 ]
 
 
-def _weights(A, name="A"):
+def _self_attention(A, name="A"):
+    """``A`` as self-attention weights (..., T, T): square, every row a probability distribution."""
     A = as_float_array(A, name)
     check_ndim(A, name, 2, "(..., T, T)")
     if A.shape[-1] != A.shape[-2]:
         raise ValueError(f"{name} must be self-attention weights (..., T, T), got shape {A.shape}")
-    return A
+    return check_prob_rows(A, name, ndim=2, legend="(..., T, T)")
+
+
+def _index(value, name, n, where=""):
+    """``value`` as an int from 0 to ``n - 1``; out of range reads "head 12 ... is out of range 0..11"."""
+    try:
+        return check_index(value, name, n)
+    except TypeError as err:
+        raise TypeError(f"{err} ({where.strip()})" if where else str(err)) from None
+    except ValueError:
+        raise ValueError(f"{name} {value}{where} is out of range 0..{n - 1}") from None
 
 
 def diagonal_mass(A, offset):
@@ -56,11 +68,12 @@ def diagonal_mass(A, offset):
     >>> float(diagonal_mass(A, -1))      # rows 1 and 2 put 1.0 and 0.5 on the token before
     0.75
     """
-    A = _weights(A)
+    A = _self_attention(A)
     T = A.shape[-1]
-    if not isinstance(offset, (int, np.integer)) or not 0 < abs(offset) < T:
-        raise ValueError(f"offset must be a non-zero integer with |offset| < T={T}, got {offset!r}")
-    return np.diagonal(A, offset=int(offset), axis1=-2, axis2=-1).mean(axis=-1)  # (..., T-|o|) -> (...)
+    offset = check_count(offset, "offset", low=1 - T)
+    if offset == 0 or offset >= T:
+        raise ValueError(f"offset must be a non-zero integer with |offset| < T={T}, got {offset}")
+    return np.diagonal(A, offset=offset, axis1=-2, axis2=-1).mean(axis=-1)  # (..., T-|o|) -> (...)
 
 
 def previous_token_mass(A):
@@ -79,11 +92,12 @@ def position_mass(A, position):
     >>> float(position_mass(np.array([[1.0, 0.0], [0.6, 0.4]]), 0))
     0.8
     """
-    A = _weights(A)
+    A = _self_attention(A)
     T = A.shape[-1]
-    if not isinstance(position, (int, np.integer)) or not -T <= position < T:
-        raise ValueError(f"position must be an integer in range for T={T}, got {position!r}")
-    return A[..., :, int(position)].mean(axis=-1)  # (..., T) -> (...)
+    position = check_count(position, "position", low=-T)
+    if position >= T:
+        raise ValueError(f"position={position} is out of range for T={T}: it must be from {-T} to {T - 1}")
+    return A[..., :, position].mean(axis=-1)  # (..., T) -> (...)
 
 
 @dataclass(frozen=True)
@@ -124,7 +138,7 @@ def profile_heads(A):
     >>> p.previous.round(2), p.first.round(2)
     (array([[0., 1.]]), array([[0.33, 0.67]]))
     """
-    A = _weights(A)
+    A = _self_attention(A)
     check_ndim(A, "A", 4, "(L, h, T, T)", exact=True)
     if A.shape[-1] < 2:
         raise ValueError(f"A needs at least 2 positions to measure neighbours, got shape {A.shape}")
@@ -133,27 +147,23 @@ def profile_heads(A):
 
 
 def heads_where(values, threshold):
-    """The ``(layer, head)`` pairs whose value exceeds ``threshold``, largest first.
+    """The ``(layer, head)`` pairs whose value exceeds ``threshold`` (a finite number), largest first.
 
     >>> heads_where(np.array([[0.1, 0.9], [0.7, 0.2]]), 0.5)
     [(0, 1), (1, 0)]
     """
     values = as_float_array(values, "values")
     check_ndim(values, "values", 2, "(L, h)", exact=True)
+    threshold = check_number(threshold, "threshold")
     order = np.argsort(-values, axis=None, kind="stable")
     return [tuple(int(i) for i in np.unravel_index(k, values.shape)) for k in order
             if values.flat[k] > threshold]
 
 
-def _is_index(i, n):
-    return not isinstance(i, (bool, np.bool_)) and isinstance(i, (int, np.integer)) and 0 <= i < n
-
-
 def check_layer(layer, L):
-    """``layer`` as an int if it is a valid layer index, else ``ValueError``."""
-    if not _is_index(layer, L):
-        raise ValueError(f"layer {layer!r} is out of range 0..{L - 1}")
-    return int(layer)
+    """``layer`` as an int if it indexes one of ``L`` layers; ``TypeError`` if it is not an integer,
+    ``ValueError`` if it is out of range."""
+    return _index(layer, "layer", check_positive_int(L, "L"))
 
 
 def group_by_layer(pairs, L, h):
@@ -162,24 +172,50 @@ def group_by_layer(pairs, L, h):
     >>> group_by_layer([(0, 2), (1, 0), (0, 1)], L=2, h=3)
     [[2, 1], [0]]
     """
+    L, h = check_positive_int(L, "L"), check_positive_int(h, "h")
     out = [[] for _ in range(L)]
-    for pair in pairs:
+    for pair in _as_list(pairs, "pairs", "an iterable of (layer, head) pairs"):
         try:
             layer, head = pair
         except (TypeError, ValueError):
             raise TypeError(f"expected (layer, head) pairs, got {pair!r}") from None
-        if not _is_index(head, h):
-            raise ValueError(f"head {head!r} in {pair!r} is out of range 0..{h - 1}")
-        out[check_layer(layer, L)].append(int(head))
+        head = _index(head, "head", h, f" in the pair {pair!r}")
+        out[check_layer(layer, L)].append(head)
     return out
 
 
+def _as_list(items, name, what):
+    try:
+        return list(items)
+    except TypeError:
+        raise TypeError(f"{name} must be {what}, got {items!r} of type {type(items).__name__}") from None
+
+
 def _head_list(heads, h):
-    heads = [heads] if isinstance(heads, (int, np.integer)) else list(heads)
-    for i in heads:
-        if not _is_index(i, h):
-            raise ValueError(f"heads must be integers in 0..{h - 1}, got {i!r}")
-    return [int(i) for i in heads]
+    """``heads`` (one head index or an iterable of them) as a list of ints from 0 to ``h - 1``."""
+    if isinstance(heads, (int, np.integer)):
+        heads = [heads]
+    return [_index(i, "head", h, " in heads") for i in _as_list(heads, "heads", "a head index or an iterable of them")]
+
+
+def _head_width(W_O, h):
+    """``d_v``: how many rows of ``W_O`` (h*d_v, d_out) meet one head, or a clear error."""
+    check_ndim(W_O, "W_O", 2, "(h*d_v, d_out)", exact=True)
+    if W_O.shape[0] % h:
+        raise ValueError(f"W_O has {W_O.shape[0]} rows (shape {W_O.shape}), not divisible by h={h}")
+    if W_O.shape[0] == 0:
+        raise ValueError(f"W_O has no rows (shape {W_O.shape}); each of the h={h} heads needs d_v >= 1 rows")
+    return W_O.shape[0] // h
+
+
+def _bias(b_O, d_out):
+    """``b_O`` as an array of shape (d_out,), or None when there is no bias."""
+    if b_O is None:
+        return None
+    b_O = as_float_array(b_O, "b_O")
+    if b_O.shape != (d_out,):
+        raise ValueError(f"b_O must have shape ({d_out},), one entry per output column of W_O, got {b_O.shape}")
+    return b_O
 
 
 def remove_heads(W_O, heads, h):
@@ -201,11 +237,7 @@ def remove_heads(W_O, heads, h):
     array([1., 1., 0., 0.])
     """
     W_O = as_float_array(W_O, "W_O")
-    check_ndim(W_O, "W_O", 2, "(h*d_v, d_out)", exact=True)
-    h = check_positive_int(h, "h")
-    if W_O.shape[0] % h:
-        raise ValueError(f"W_O has {W_O.shape[0]} rows (shape {W_O.shape}), not divisible by h={h}")
-    d_v = W_O.shape[0] // h
+    d_v = _head_width(W_O, check_positive_int(h, "h"))
     out = np.array(W_O, copy=True)
     for i in _head_list(heads, h):
         out[i * d_v:(i + 1) * d_v] = 0
@@ -237,17 +269,19 @@ def without_each_head(concat, W_O, h, b_O=None):
            [[1., 2., 0., 0.]]])
     """
     concat = as_float_array(concat, "concat")
+    check_ndim(concat, "concat", 2, "(..., T, h*d_v)")
     W_O = as_float_array(W_O, "W_O")
     h = check_positive_int(h, "h")
-    check_ndim(concat, "concat", 2, "(..., T, h*d_v)")
-    check_ndim(W_O, "W_O", 2, "(h*d_v, d_out)", exact=True)
-    if concat.shape[-1] != W_O.shape[0] or W_O.shape[0] % h:
-        raise ValueError(f"concat {concat.shape} and W_O {W_O.shape} do not fit h={h} heads of equal width")
-    d_v = W_O.shape[0] // h
+    d_v = _head_width(W_O, h)
+    if concat.shape[-1] != W_O.shape[0]:
+        raise ValueError(f"concat {concat.shape} needs as many columns as W_O {W_O.shape} has rows (h*d_v)")
+    b_O = _bias(b_O, W_O.shape[1])
     keep = np.repeat(1 - np.eye(h, dtype=concat.dtype), d_v, axis=1)  # (h, h*d_v): row i is 0 on head i
     lead = (h,) + (1,) * (concat.ndim - 1)
-    out = (concat[None] * keep.reshape(*lead, -1)) @ W_O  # (h, ..., T, h*d_v) @ (h*d_v, d_out)
-    return out if b_O is None else out + as_float_array(b_O, "b_O")
+    out = (concat[None] * keep.reshape(*lead, h * d_v)) @ W_O  # (h, ..., T, h*d_v) @ (h*d_v, d_out)
+    out = out if b_O is None else out + b_O
+    require_finite(("the layer's output without each head", out))
+    return out
 
 
 def value_norms(V_heads, W_O, h):
@@ -267,28 +301,55 @@ def value_norms(V_heads, W_O, h):
     ndarray, shape (..., h, S)
     """
     V_heads = as_float_array(V_heads, "V_heads")
-    W_O = as_float_array(W_O, "W_O")
     check_ndim(V_heads, "V_heads", 3, "(..., h, S, d_v)")
+    W_O = as_float_array(W_O, "W_O")
     h = check_positive_int(h, "h")
-    d_v = V_heads.shape[-1]
-    if V_heads.shape[-3] != h or W_O.ndim != 2 or W_O.shape[0] != h * d_v:
+    d_v = _head_width(W_O, h)
+    if V_heads.shape[-3] != h or V_heads.shape[-1] != d_v:
         raise ValueError(f"V_heads {V_heads.shape} and W_O {W_O.shape} do not fit h={h} heads of width {d_v}")
-    W_per_head = W_O.reshape(h, d_v, -1)  # (h*d_v, d_out) -> (h, d_v, d_out)
-    return np.linalg.norm(V_heads @ W_per_head, axis=-1)  # (..., h, S, d_out) -> (..., h, S)
+    W_per_head = W_O.reshape(h, d_v, W_O.shape[1])  # (h*d_v, d_out) -> (h, d_v, d_out)
+    norms = np.linalg.norm(V_heads @ W_per_head, axis=-1)  # (..., h, S, d_out) -> (..., h, S)
+    require_finite(("the value norms", norms))
+    return norms
 
 
 def weighted_value_norms(A, V_heads, W_O, h):
     r""":math:`\lVert a_{t,s}\, v^{(i)}_s W^O_i \rVert`: how much key ``s`` really moves query ``t``.
 
-    Returns an array shaped like ``A``, (..., h, T, S).
+    ``A`` holds the attention weights (..., h, T, S) (rows of probabilities),
+    the other arguments are as in :func:`value_norms`. Returns an array of
+    shape (..., h, T, S), the leading axes of ``A`` and ``V_heads`` broadcast.
     """
-    A = as_float_array(A, "A")
+    A = check_prob_rows(A, "A", ndim=3, legend="(..., h, T, S)")
     norms = value_norms(V_heads, W_O, h)  # (..., h, S)
+    try:
+        np.broadcast_shapes(A.shape, norms[..., None, :].shape)
+        fits = A.shape[-3] == norms.shape[-2] and A.shape[-1] == norms.shape[-1]
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"A {A.shape} must be (..., h, T, S) with the h={h} heads and S keys of "
+                         f"V_heads {np.shape(V_heads)}")
     return A * norms[..., None, :]  # (..., h, T, S) * (..., h, 1, S)
+
+
+def _unit_rows(E, name):
+    """Each row of ``E`` (its last axis) scaled to length 1; a zero row has no direction."""
+    if E.shape[-1] == 0:
+        raise ValueError(f"{name} has rows of length d = 0 (shape {E.shape}); a direction needs d >= 1")
+    scale = np.abs(E).max(axis=-1, keepdims=True)  # dividing by it first: the squares cannot overflow
+    if (scale == 0).any():
+        where = tuple(int(i) for i in np.argwhere(scale[..., 0] == 0)[0])
+        raise ValueError(f"{name} (shape {E.shape}) holds a zero vector at index {where}; it has no "
+                         "direction, so its cosine with another vector is undefined")
+    U = E / scale
+    return U / np.linalg.norm(U, axis=-1, keepdims=True)
 
 
 def cosine_drift(E, E_ref):
     r"""``1 - cos`` between matching rows: how far each embedding moved.
+
+    The result lies in ``[0, 2]``. A zero vector has no direction and is refused.
 
     Parameters
     ----------
@@ -304,18 +365,21 @@ def cosine_drift(E, E_ref):
     """
     E = as_float_array(E, "E")
     E_ref = as_float_array(E_ref, "E_ref")
+    check_ndim(E_ref, "E_ref", 2, "(B, d)", exact=True)
     if E.shape[-2:] != E_ref.shape:
         raise ValueError(f"E has shape {E.shape}; its last two axes must match E_ref {E_ref.shape}")
-    cos = (E * E_ref).sum(-1) / (np.linalg.norm(E, axis=-1) * np.linalg.norm(E_ref, axis=-1))
-    return 1 - cos
+    cos = (_unit_rows(E, "E") * _unit_rows(E_ref, "E_ref")).sum(-1)  # (..., B, d) -> (..., B)
+    return 1 - np.clip(cos, -1, 1)  # rounding can push |cos| a little past 1
 
 
 def paraphrase_margins(E, n_items):
     r"""For each item: :math:`\cos(a, p) - \cos(a, x)`, the paraphrase's lead over the distractor.
 
-    ``E`` holds unit-length embeddings of ``3 * n_items`` sentences in the order
-    anchor, paraphrase, distractor, anchor, ... A positive margin means the
-    model picks the true paraphrase.
+    ``E`` holds the embeddings of ``3 * n_items`` sentences in the order
+    anchor, paraphrase, distractor, anchor, ... Each row is scaled to length 1
+    first (a zero row is refused), so the products are cosines and every
+    margin lies in ``[-2, 2]``. A positive margin means the model picks the
+    true paraphrase.
 
     Parameters
     ----------
@@ -333,7 +397,8 @@ def paraphrase_margins(E, n_items):
     n_items = check_positive_int(n_items, "n_items")
     if E.ndim < 2 or E.shape[-2] != 3 * n_items:
         raise ValueError(f"E must have 3*n_items = {3 * n_items} rows on axis -2, got shape {E.shape}")
-    triples = E.reshape(*E.shape[:-2], n_items, 3, E.shape[-1])  # (..., n, 3, d)
+    U = _unit_rows(E, "E")
+    triples = U.reshape(*U.shape[:-2], n_items, 3, U.shape[-1])  # (..., 3n, d) -> (..., n, 3, d)
     a, p, x = triples[..., 0, :], triples[..., 1, :], triples[..., 2, :]
     return (a * p).sum(-1) - (a * x).sum(-1)
 
@@ -345,6 +410,8 @@ class AblationSummary:
     Attributes
     ----------
     median : float
+        Middle value of the damage (the mean of the two middle values when
+        the number of heads is even).
     top : list of ((layer, head), float)
         The most damaging removals, largest first.
     helpful : list of ((layer, head), float)
@@ -360,7 +427,10 @@ class AblationSummary:
 
 
 def ablation_summary(damage, *, n_top=5, small=0.0):
-    """Summarise a damage array of shape (L, h).
+    """Summarise a damage array of shape (L, h), with at least one head.
+
+    ``n_top`` (an integer, at least 0) is how many removals ``top`` lists;
+    ``small`` (a finite number) is the threshold for ``share_small``.
 
     Examples
     --------
@@ -370,11 +440,17 @@ def ablation_summary(damage, *, n_top=5, small=0.0):
     """
     damage = as_float_array(damage, "damage")
     check_ndim(damage, "damage", 2, "(L, h)", exact=True)
+    if damage.size == 0:
+        raise ValueError(f"damage is empty (shape {damage.shape}); a summary needs at least one head")
+    n_top = check_count(n_top, "n_top")
+    small = check_number(small, "small")
+    ordered = np.sort(damage, axis=None)
+    median = ordered[(ordered.size - 1) // 2] / 2 + ordered[ordered.size // 2] / 2  # halves first: no overflow
 
     def pairs(order):
         return [(tuple(int(i) for i in np.unravel_index(k, damage.shape)), float(damage.flat[k])) for k in order]
 
     order = np.argsort(-damage, axis=None, kind="stable")
     helpful = [k for k in np.argsort(damage, axis=None, kind="stable") if damage.flat[k] < 0]
-    return AblationSummary(median=float(np.median(damage)), top=pairs(order[:n_top]), helpful=pairs(helpful),
+    return AblationSummary(median=float(median), top=pairs(order[:n_top]), helpful=pairs(helpful),
                            share_small=float((damage < small).mean()))
