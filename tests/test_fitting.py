@@ -38,7 +38,7 @@ def test_kl_is_not_symmetric_and_broadcasts():
 @pytest.mark.parametrize("p, q, match", [
     ([0.5, 0.5], [1.0, 0.0], "infinite"),
     ([0.5, 0.5], [0.2, 0.3, 0.5], "same last axis"),
-    ([-0.5, 1.5], [0.5, 0.5], "non-negative"),
+    ([-0.5, 1.5], [0.5, 0.5], "never negative"),
     ([np.nan, 1.0], [0.5, 0.5], "finite"),
     ("ab", [0.5, 0.5], "real numbers"),
 ])

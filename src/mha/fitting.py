@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import as_float_array, check_positive_int
+from ._validate import check_count, check_number, check_positive_int, check_prob_rows
 from .attention import softmax
 
 __all__ = ["RowFit", "kl_divergence", "best_single_row", "fit_one_head"]
@@ -48,32 +48,30 @@ class RowFit:
     converged: bool
 
 
-def _check_targets(targets, name="targets"):
-    """Return ``targets`` as an ``(n, S)`` array of probability rows."""
-    t = as_float_array(targets, name)
+def _as_targets(targets):
+    """``targets`` as an ``(n, S)`` float64 array of probability rows, each rescaled to sum to exactly 1."""
+    t = check_prob_rows(targets, "targets", legend="(n, S) or (S,)")
     if t.ndim == 1:
         t = t[None, :]  # (S,) -> (1, S)
-    if t.ndim != 2 or t.shape[-1] < 2:
-        raise ValueError(f"{name} must have shape (n, S) with S >= 2 keys, got shape {t.shape}")
-    if (t < 0).any():
-        where = tuple(int(i) for i in np.argwhere(t < 0)[0])
-        raise ValueError(f"{name} (shape {t.shape}) has a negative weight at index {where}")
-    sums = t.sum(axis=-1)
-    if not np.allclose(sums, 1.0, atol=1e-6):
-        k = int(np.argmax(np.abs(sums - 1.0)))
-        raise ValueError(f"every row of {name} must sum to 1; row {k} sums to {sums[k]:.6g} (shape {t.shape})")
-    return t
+    if t.ndim != 2 or t.shape[-1] < 2 or t.shape[0] == 0:
+        raise ValueError(f"targets must have shape (n, S) with n >= 1 rows and S >= 2 keys, got shape {t.shape}")
+    t = t.astype(np.float64)  # the fit runs in float64 whatever the targets' type
+    return t / t.sum(axis=-1, keepdims=True)  # rows off by rounding would keep the gradient from vanishing
 
 
 def kl_divergence(p, q):
     r"""Kullback-Leibler divergence :math:`\sum_j p_j \log(p_j / q_j)` along the last axis, in nats.
 
-    Terms with :math:`p_j = 0` count as 0. ``q`` must be positive wherever ``p`` is.
+    Terms with :math:`p_j = 0` count as 0. ``q`` must be positive wherever ``p`` is
+    (else the divergence is infinite, and a ``ValueError`` says so). The logs
+    are taken separately, :math:`p_j (\log p_j - \log q_j)`, so a tiny but
+    positive ``q_j`` gives a large finite value, never an overflow.
 
     Parameters
     ----------
     p, q : array_like, shape (..., S)
-        Probability rows; they broadcast against each other.
+        Rows of probabilities (each at least 0, summing to 1); they broadcast
+        against each other.
 
     Returns
     -------
@@ -86,17 +84,20 @@ def kl_divergence(p, q):
     >>> round(float(kl_divergence([1.0, 0.0], [0.5, 0.5])), 4)   # log 2
     0.6931
     """
-    p = as_float_array(p, "p")
-    q = as_float_array(q, "q")
-    if p.ndim == 0 or q.ndim == 0 or p.shape[-1] != q.shape[-1]:
+    p = check_prob_rows(p, "p")
+    q = check_prob_rows(q, "q")
+    if p.shape[-1] != q.shape[-1]:
         raise ValueError(f"p and q need the same last axis S, got p {p.shape} and q {q.shape}")
-    if (p < 0).any() or (q < 0).any():
-        raise ValueError(f"p and q must be non-negative, got p {p.shape} and q {q.shape} with negative entries")
-    p, q = np.broadcast_arrays(p, q)
-    if ((p > 0) & (q == 0)).any():
-        raise ValueError("q is 0 where p is positive: the divergence is infinite")
-    ratio = np.divide(p, q, out=np.ones_like(p), where=p > 0)
-    return np.maximum(np.sum(p * np.log(ratio), axis=-1), 0.0)  # >= 0; rounding can dip below
+    try:
+        p, q = np.broadcast_arrays(p, q)
+    except ValueError:
+        raise ValueError(f"the leading axes of p {p.shape} and q {q.shape} do not broadcast") from None
+    infinite = (p > 0) & (q == 0)
+    if infinite.any():
+        where = tuple(int(i) for i in np.argwhere(infinite)[0])
+        raise ValueError(f"q is 0 where p is positive (index {where}, shape {q.shape}): the divergence is infinite")
+    log_ratio = np.log(np.where(p > 0, p, 1.0)) - np.log(np.where(p > 0, q, 1.0))  # 0 where p = 0
+    return np.maximum(np.sum(p * log_ratio, axis=-1), 0.0)  # >= 0; rounding can dip below
 
 
 def best_single_row(targets, *, tol=1e-10, max_steps=20_000):
@@ -117,9 +118,10 @@ def best_single_row(targets, *, tol=1e-10, max_steps=20_000):
         The rows of weights each relation would like; every row sums to 1.
         Targets with a zero entry are fine as long as some target is positive there.
     tol : float
-        Stop when the largest entry of the gradient is below ``tol``.
+        Stop when the largest entry of the gradient is below ``tol``; a
+        finite number above 0 (an infinite ``tol`` would call any row converged).
     max_steps : int
-        Upper limit on the number of gradient steps.
+        Upper limit on the number of gradient steps, at least 1.
 
     Returns
     -------
@@ -133,7 +135,8 @@ def best_single_row(targets, *, tol=1e-10, max_steps=20_000):
     >>> best_single_row([0.8, 0.1, 0.1]).total_kl < 1e-12      # one target: exact
     True
     """
-    t = _check_targets(targets)
+    t = _as_targets(targets)
+    tol = check_number(tol, "tol", low=0, low_open=True)
     max_steps = check_positive_int(max_steps, "max_steps")
     n, S = t.shape
     if (t.sum(axis=0) == 0).any():
@@ -175,11 +178,13 @@ def fit_one_head(targets, d_k, *, seed=0, steps=4000, lr=0.05):
     d_k : int
         Width of the head.
     seed : int
-        Seed of the random start.
+        Seed of the random start, at least 0.
     steps : int
-        Number of Adam steps.
+        Number of Adam steps, at least 1.
     lr : float
-        Adam's first step size.
+        Adam's first step size: above 0 and at most 10 (each step moves a
+        parameter by about ``lr``, so a larger one only overshoots, and an
+        enormous one would overflow the scores).
 
     Returns
     -------
@@ -194,11 +199,11 @@ def fit_one_head(targets, d_k, *, seed=0, steps=4000, lr=0.05):
     >>> bool(abs(wide.total_kl - best_single_row(targets).total_kl) < 1e-6)
     True
     """
-    t = _check_targets(targets)
+    t = _as_targets(targets)
     d_k = check_positive_int(d_k, "d_k")
+    seed = check_count(seed, "seed")
     steps = check_positive_int(steps, "steps")
-    if isinstance(lr, bool) or not (isinstance(lr, (int, float)) and np.isfinite(lr) and lr > 0):
-        raise ValueError(f"lr must be a positive number, got {lr!r}")
+    lr = check_number(lr, "lr", low=0, low_open=True, high=10)
     n, S = t.shape
     rng = np.random.default_rng(seed)
     params = [rng.normal(0.0, 0.5, size=d_k), rng.normal(0.0, 0.5, size=(S, d_k))]  # q (d_k,), K (S, d_k)
