@@ -57,7 +57,7 @@ def test_self_target_rows_sum_to_one_and_bad_p():
     assert A[0, 0] == sp.Rational(7, 10) and A[0, 1] == sp.Rational(3, 40)
     with pytest.raises(ValueError, match="p must be"):
         symbolic.self_target(3, 1)
-    with pytest.raises(ValueError, match="n must be at least 2"):
+    with pytest.raises(ValueError, match="n must be an integer of at least 2"):
         symbolic.self_target(1)
 
 
@@ -109,13 +109,15 @@ def test_rank_factor_rebuilds_the_matrix(n, data):
 
 
 def test_bad_input_messages():
-    with pytest.raises(TypeError, match="n must be an integer"):
+    with pytest.raises(TypeError, match="n must be a positive integer"):
         symbolic.outer_product_expansion(2.5, 1)
-    with pytest.raises(ValueError, match="d_k must be at least 1"):
+    with pytest.raises(ValueError, match="d_k must be a positive integer"):
         symbolic.outer_product_expansion(3, 0)
-    with pytest.raises(ValueError, match="index must be a token position"):
+    with pytest.raises(ValueError, match="index=3 is out of range"):
         symbolic.softmax_weight([2, 0, 1], 3)
     with pytest.raises(ValueError, match="flat sequence"):
         symbolic.rank_one_scores([[1, 2], [3, 4]])
-    with pytest.raises(TypeError, match="could not be read as a matrix"):
+    with pytest.raises(TypeError, match="L holds the string"):
         symbolic.centre_rows("not a matrix")
+    with pytest.raises(ValueError, match="rectangular"):
+        symbolic.centre_rows([[1, 2], [3]])

@@ -12,13 +12,22 @@ worth seeing with letters instead of numbers:
 
 Every function returns SymPy objects, so a chapter can print them as they are
 or substitute numbers.
+
+Inputs are checked before SymPy sees them: sizes are integers, scalars are
+real numbers or SymPy expressions, matrices are rectangular and non-empty.
+Strings are refused everywhere (SymPy would evaluate them as code), and so
+are NaN and infinities, in numbers and in expressions alike.
 """
 
 from __future__ import annotations
 
 import numbers
+import warnings
 
+import numpy as np
 import sympy as sp
+
+from ._validate import as_float_array, check_count, check_index, check_number, check_positive_int
 
 __all__ = [
     "query_symbols",
@@ -33,22 +42,70 @@ __all__ = [
 ]
 
 
-def _check_n(n, name="n", low=1):
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {n!r} of type {type(n).__name__}")
-    if n < low:
-        raise ValueError(f"{name} must be at least {low}, got {n}")
-    return int(n)
+_NOT_FINITE = (sp.nan, sp.zoo, sp.oo, -sp.oo)
+
+
+def _refuse_text(x, name):
+    """Raise if ``x`` is, or holds (in nested lists and tuples), a string."""
+    if isinstance(x, (str, bytes)):
+        raise TypeError(f"{name} holds the string {x!r:.40}; pass numbers or SymPy expressions, not text")
+    if isinstance(x, (list, tuple)):
+        for item in x:
+            _refuse_text(item, name)
+
+
+def _as_scalar(value, name):
+    """``value`` as a SymPy expression: a real number or an expression without NaN or infinity."""
+    if isinstance(value, sp.Expr):
+        if value.has(*_NOT_FINITE):
+            raise ValueError(f"{name} must be finite, got {value}")
+        return value
+    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
+        return sp.Integer(int(value))  # exact, however large
+    return sp.Float(check_number(value, name))  # refuses bools, strings, arrays, NaN and infinities
 
 
 def _as_matrix(M, name):
+    """``M`` as a non-empty SymPy matrix of finite numbers or expressions."""
+    if isinstance(M, np.ndarray):
+        M = as_float_array(M, name)  # numeric arrays only; NaN and infinities refused with their index
+    _refuse_text(M, name)
     try:
-        M = sp.Matrix(M)
-    except (TypeError, ValueError, sp.SympifyError) as err:
-        raise TypeError(f"{name} could not be read as a matrix ({err})") from None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SymPy warns before we refuse entries that are not numbers
+            M = sp.Matrix(M)
+    except ValueError as err:
+        raise ValueError(f"{name} could not be read as a rectangular matrix ({str(err).strip()})") from None
+    except (TypeError, AttributeError, sp.SympifyError) as err:
+        raise TypeError(f"{name} could not be read as a matrix ({str(err).strip()})") from None
     if M.rows == 0 or M.cols == 0:
         raise ValueError(f"{name} must not be empty, got shape {M.shape}")
+    bad = [e for e in M if not isinstance(e, sp.Expr)]
+    if bad:
+        raise TypeError(f"{name} (shape {M.shape}) holds {bad[0]!r:.40}, which is not a number or an expression")
+    if M.has(*_NOT_FINITE):
+        raise ValueError(f"{name} (shape {M.shape}) holds NaN or an infinity; every entry must be finite")
     return M
+
+
+def _as_keys(keys):
+    """``keys`` as an (n, 1) column: one number (or expression) per token."""
+    _refuse_text(keys, "keys")
+    try:
+        keys = list(keys)
+    except TypeError:
+        raise TypeError(f"keys must be a sequence of numbers, got {keys!r:.40} of type "
+                        f"{type(keys).__name__}") from None
+    K = _as_matrix(keys, "keys")
+    if K.cols != 1:
+        raise ValueError(f"keys must be a flat sequence (one number per token), got shape {K.shape}")
+    return K
+
+
+def _symbol_name(name):
+    if not isinstance(name, str) or not name.isidentifier():
+        raise TypeError(f"name must be a letter or word such as 'q', got {name!r}")
+    return name
 
 
 def query_symbols(n, name="q"):
@@ -59,8 +116,8 @@ def query_symbols(n, name="q"):
     >>> query_symbols(3)
     (q_1, q_2, q_3)
     """
-    n = _check_n(n)
-    return sp.symbols(f"{name}_1:{n + 1}", real=True)
+    n = check_positive_int(n, "n")
+    return sp.symbols(f"{_symbol_name(name)}_1:{n + 1}", real=True)
 
 
 def rank_one_scores(keys, name="q"):
@@ -90,9 +147,7 @@ def rank_one_scores(keys, name="q"):
     [2*q_2, 0, q_2],
     [2*q_3, 0, q_3]])
     """
-    K = _as_matrix(list(keys), "keys")
-    if K.cols != 1:
-        raise ValueError(f"keys must be a flat sequence (one number per token), got shape {K.shape}")
+    K = _as_keys(keys)
     Q = sp.Matrix(query_symbols(K.rows, name))  # (n, 1)
     return Q, K, Q * K.T  # (n, 1) @ (1, n) -> (n, n)
 
@@ -132,8 +187,8 @@ def outer_product_expansion(n, d_k):
     [k_1_1*q_2_1, k_2_1*q_2_1, k_3_1*q_2_1],
     [k_1_1*q_3_1, k_2_1*q_3_1, k_3_1*q_3_1]])
     """
-    n = _check_n(n)
-    d_k = _check_n(d_k, "d_k")
+    n = check_positive_int(n, "n")
+    d_k = check_positive_int(d_k, "d_k")
     Q = sp.Matrix(n, d_k, lambda r, c: sp.Symbol(f"q_{r + 1}_{c + 1}", real=True))
     K = sp.Matrix(n, d_k, lambda j, c: sp.Symbol(f"k_{j + 1}_{c + 1}", real=True))
     S = Q * K.T  # (n, d_k) @ (d_k, n) -> (n, n)
@@ -154,7 +209,7 @@ def softmax_weight(keys, index, q=None):
     keys : sequence of numbers, length n
     index : int
         The token whose weight is wanted (0-based).
-    q : Symbol, optional
+    q : Symbol or number, optional
         The query; a new real symbol ``q`` by default.
 
     Returns
@@ -170,12 +225,9 @@ def softmax_weight(keys, index, q=None):
     >>> sp.simplify((w - 1 / (1 + 2 * sp.cosh(q))).rewrite(sp.exp))
     0
     """
-    K = _as_matrix(list(keys), "keys")
-    if K.cols != 1:
-        raise ValueError(f"keys must be a flat sequence (one number per token), got shape {K.shape}")
-    if isinstance(index, bool) or not isinstance(index, numbers.Integral) or not 0 <= index < K.rows:
-        raise ValueError(f"index must be a token position from 0 to {K.rows - 1}, got {index!r}")
-    q = sp.Symbol("q", real=True) if q is None else q
+    K = _as_keys(keys)
+    index = check_index(index, "index", K.rows)
+    q = sp.Symbol("q", real=True) if q is None else _as_scalar(q, "q")
     total = sum(sp.exp(q * (k - K[index])) for k in K)
     return 1 / total
 
@@ -203,9 +255,9 @@ def self_target(n, p=sp.Rational(4, 5)):
     [1/10,  4/5, 1/10],
     [1/10, 1/10,  4/5]])
     """
-    n = _check_n(n, low=2)
-    p = sp.nsimplify(p)
-    if not (p.is_number and 0 < p < 1):
+    n = check_count(n, "n", low=2)
+    p = sp.nsimplify(_as_scalar(p, "p"))
+    if not (p.is_number and p.is_real and bool(0 < p < 1)):
         raise ValueError(f"p must be a number strictly between 0 and 1, got {p}")
     off = (1 - p) / (n - 1)
     return sp.Matrix(n, n, lambda r, j: p if r == j else off)
@@ -225,9 +277,9 @@ def a_I_plus_b_J(n, a=None, b=None):
     [a + b,     b],
     [    b, a + b]])
     """
-    n = _check_n(n)
-    a = sp.Symbol("a", real=True) if a is None else a
-    b = sp.Symbol("b", real=True) if b is None else b
+    n = check_positive_int(n, "n")
+    a = sp.Symbol("a", real=True) if a is None else _as_scalar(a, "a")
+    b = sp.Symbol("b", real=True) if b is None else _as_scalar(b, "b")
     return a * sp.eye(n) + b * sp.ones(n, n)
 
 
@@ -253,6 +305,8 @@ def centre_rows(L):
     Parameters
     ----------
     L : matrix-like, shape (n, n)
+        Numbers or expressions, finite; a non-square (m, n) matrix is centred
+        row by row in the same way.
 
     Returns
     -------
