@@ -14,9 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
-from ._validate import check_positive_int
+from ._validate import check_flag, check_positive_int
 
 __all__ = [
     "AttentionFlops",
@@ -46,12 +44,6 @@ def _head_sizes(d, h, d_k, n_kv_heads):
     if h % g:
         raise ValueError(f"n_kv_heads={g} must divide h={h} (each key/value head serves h/n_kv_heads query heads)")
     return d, h, d_k, g
-
-
-def _check_flag(value, name):
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, got {value!r} of type {type(value).__name__}")
-    return bool(value)
 
 
 def attention_param_count(d, h,  # model width, query heads
@@ -93,7 +85,7 @@ def attention_param_count(d, h,  # model width, query heads
     150994944
     """
     d, h, d_k, g = _head_sizes(d, h, d_k, n_kv_heads)
-    bias = _check_flag(bias, "bias")
+    bias = check_flag(bias, "bias")
     weights = d * h * d_k + 2 * d * g * d_k + h * d_k * d  # W_Q + (W_K, W_V) + W_O
     biases = h * d_k + 2 * g * d_k + d if bias else 0  # b_Q + (b_K, b_V) + b_O
     return weights + biases
@@ -251,6 +243,15 @@ class ModelConfig:
     bias: bool
     source: str
 
+    def __post_init__(self):
+        for field in ("name", "source"):
+            if not isinstance(getattr(self, field), str):
+                raise TypeError(f"{field} must be a str, got {getattr(self, field)!r}")
+        for field in ("n_layers", "d", "h", "n_kv_heads", "d_k", "context"):
+            object.__setattr__(self, field, check_positive_int(getattr(self, field), field))
+        object.__setattr__(self, "bias", check_flag(self.bias, "bias"))
+        _head_sizes(self.d, self.h, self.d_k, self.n_kv_heads)  # n_kv_heads must divide h
+
     @property
     def kind(self) -> str:
         """ "MHA", "GQA" or "MQA" (one key/value head)."""
@@ -292,6 +293,8 @@ def get_model(name):
     >>> get_model("Llama 2 70B").kind
     'GQA'
     """
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str such as 'GPT-2 small', got {name!r} of type {type(name).__name__}")
     for model in MODELS:
         if model.name == name:
             return model

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ._validate import check_number, check_positive_int
+
 __all__ = [
     "HeadCountRow",
     "VASWANI2017_TABLE3_A",
@@ -40,9 +42,12 @@ class HeadCountRow:
     d_k, d_v : int
         Width of one key (query) head and one value head.
     dev_ppl : float
-        Perplexity on newstest2013, per word piece (lower is better).
+        Perplexity on newstest2013, per word piece (lower is better; at least 1).
     dev_bleu : float
-        BLEU on newstest2013 (higher is better).
+        BLEU on newstest2013 (higher is better; from 0 to 100).
+
+    A row is checked when it is made: the widths must be positive integers and
+    the scores finite numbers in their range.
     """
 
     h: int
@@ -50,6 +55,12 @@ class HeadCountRow:
     d_v: int
     dev_ppl: float
     dev_bleu: float
+
+    def __post_init__(self):
+        for field in ("h", "d_k", "d_v"):
+            object.__setattr__(self, field, check_positive_int(getattr(self, field), field))
+        object.__setattr__(self, "dev_ppl", check_number(self.dev_ppl, "dev_ppl", low=1))
+        object.__setattr__(self, "dev_bleu", check_number(self.dev_bleu, "dev_bleu", low=0, high=100))
 
     @property
     def d_model(self) -> int:
@@ -110,7 +121,10 @@ def best_bleu(rows=VASWANI2017_TABLE3_A):
     >>> best_bleu()
     (25.8, (8, 16))
     """
-    rows = tuple(rows)
+    try:
+        rows = tuple(rows)
+    except TypeError:
+        raise TypeError(f"rows must be a non-empty sequence of HeadCountRow, got {type(rows).__name__}") from None
     if not rows or not all(isinstance(r, HeadCountRow) for r in rows):
         raise TypeError("rows must be a non-empty sequence of HeadCountRow")
     top = max(r.dev_bleu for r in rows)
