@@ -188,3 +188,60 @@ def test_layer_norm_against_a_direct_formula():
     g, b = rng.normal(size=8), rng.normal(size=8)
     expected = (X - X.mean(1, keepdims=True)) / np.sqrt(X.var(1, keepdims=True) + 1e-12) * g + b
     np.testing.assert_allclose(minilm.layer_norm(X, g, b), expected, atol=1e-12)
+
+
+# ---- bad input, by kind ---------------------------------------------------------------------------
+
+def test_a_lone_surrogate_is_named_with_its_position(model):
+    with pytest.raises(ValueError, match=r"texts\[1\] holds a lone surrogate U\+D800 at position 2"):
+        model.run(["fine", "ok\ud800"])
+    with pytest.raises(ValueError, match="text holds a lone surrogate U\\+DC00 at position 0"):
+        model.tokenizer.tokenize("\udc00")
+    with pytest.raises(ValueError, match="position 1"):
+        model.tokenizer.normalize("a\ud800")
+
+
+def test_text_past_the_512_positions_is_refused(model):
+    assert model.max_positions == 512
+    fits = " ".join(["word"] * 510)  # 510 tokens + [CLS] + [SEP]
+    assert model.batch(fits).ids.shape == (1, 512)
+    with pytest.raises(ValueError, match=r"texts\[1\] has 513 tokens.*512 positions"):
+        model.batch(["short", fits + " word"])
+    with pytest.raises(ValueError, match="513 positions"):
+        model.embed_tokens(np.ones((1, 513), dtype=np.int64))
+
+
+def test_ids_masks_and_indices_are_checked(model, run):
+    with pytest.raises(ValueError, match="holds 30522"):
+        model.embed_tokens(np.array([[101, 30522]]))
+    with pytest.raises(TypeError, match="array of integers"):
+        model.embed_tokens(np.array([[1.0, 2.0]]))
+    with pytest.raises(ValueError, match="exactly 2 axes"):
+        model.embed_tokens(np.array([101, 102]))
+    bad = minilm.Batch(run.batch.tokens, run.batch.ids, run.batch.mask.astype(int))
+    with pytest.raises(TypeError, match="mask must be a boolean array"):
+        model.run(bad)
+    bad = minilm.Batch(run.batch.tokens, run.batch.ids, run.batch.mask[:, :-1])
+    with pytest.raises(ValueError, match="mask must have the shape of ids"):
+        model.embed(bad)
+    with pytest.raises(ValueError, match="b=4 is out of range"):
+        run.attention(4)
+    with pytest.raises(ValueError, match="i=6 is out of range"):
+        model.steps(run, 6)
+    with pytest.raises(ValueError, match="b=-1 is out of range"):
+        model.steps(run, 0, b=-1)
+    with pytest.raises(TypeError, match="run must be an EncoderRun"):
+        model.steps(run.batch, 0)
+    X = run.hidden[0]
+    with pytest.raises(ValueError, match="mask must have shape"):
+        model.layer(X, run.batch.mask[:1], 0)
+    with pytest.raises(ValueError, match="i=6"):
+        model.layer(X, run.batch.mask, 6)
+
+
+def test_texts_and_remove_are_checked(model):
+    for texts in (np.array(["a", "b"]), [], ["a", 3], None):
+        with pytest.raises(TypeError):
+            model.batch(texts)
+    with pytest.raises(TypeError, match="remove must be an iterable"):
+        model.run("hi", remove=(0, 1)[0])

@@ -12,7 +12,7 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from mha.models import package_dir, smollm2  # noqa: E402
-from mha.models.gguf_file import GGUFError, dequantize, read_gguf  # noqa: E402
+from mha.models.gguf_file import dequantize  # noqa: E402
 
 PATH = package_dir(smollm2.PACKAGE) / smollm2.FILENAME
 TEXT = "Once upon a time, a small fox lived at the edge of a quiet forest. Every morning she walked to the river."
@@ -125,22 +125,6 @@ def test_q4_0_and_f16_blocks():
     np.testing.assert_array_equal(dequantize(np.frombuffer(halves.tobytes(), np.uint8)[None], 1), [[1.5, -2.0]])
 
 
-def test_gguf_reader_refuses_other_files(tmp_path):
-    not_gguf = tmp_path / "x.gguf"
-    not_gguf.write_bytes(b"NOPE" + b"\x00" * 40)
-    with pytest.raises(GGUFError, match="not a GGUF file"):
-        read_gguf(not_gguf)
-    future = tmp_path / "v9.gguf"
-    future.write_bytes(b"GGUF" + (9).to_bytes(4, "little") + b"\x00" * 16)
-    with pytest.raises(GGUFError, match="version 9"):
-        read_gguf(future)
-    truncated = tmp_path / "t.gguf"
-    truncated.write_bytes(b"GGUF" + (3).to_bytes(4, "little") + (0).to_bytes(8, "little")
-                          + (1).to_bytes(8, "little") + (50).to_bytes(8, "little") + b"short")
-    with pytest.raises(GGUFError, match="past the end"):
-        read_gguf(truncated)
-
-
 # ---- forward pass vs the oracle -----------------------------------------------------------------
 
 def test_logits_and_attention_match_transformers(model, reference_model):
@@ -193,9 +177,9 @@ def test_causal_attention_and_kv_sharing(model):
 
 
 def test_input_is_validated(model):
-    with pytest.raises(ValueError, match="0..49151"):
+    with pytest.raises(ValueError, match="from 0 to 49151"):
         model.run(np.array([1, 49152]))
-    with pytest.raises(ValueError, match="integer array"):
+    with pytest.raises(TypeError, match="array of integers"):
         model.run(np.array([1.5, 2.0]))
     with pytest.raises(ValueError, match="head 9"):
         model.run(np.array([1, 2]), remove=[(0, 9)])
@@ -221,3 +205,93 @@ def test_rms_norm_and_silu_pieces():
     with np.errstate(all="raise"):
         y = smollm2.silu(np.array([-1e4, -50.0, 0.0, 50.0], dtype=np.float32))
     np.testing.assert_allclose(y, [0.0, -50 / (1 + np.exp(50)), 0.0, 50.0], atol=1e-12)
+
+
+# ---- bad input, by kind ---------------------------------------------------------------------------
+
+def test_a_loss_needs_two_tokens(model):
+    one = model.encode("Hello")
+    assert len(one) == 1
+    for call in (model.perplexity, model.nll, lambda ids: model.ablation_sweep(ids, [0]),
+                 lambda ids: model.run_nll(model.run(ids))):
+        with pytest.raises(ValueError, match="at least 2"):
+            call(one)
+    with pytest.raises(TypeError, match="run must be a Run"):
+        model.run_nll(one)
+
+
+@pytest.mark.parametrize("ids, error, message", [
+    (np.array([], dtype=np.int64), ValueError, "empty"),
+    (np.zeros((0, 4), dtype=np.int64), ValueError, "empty"),
+    (np.zeros((1, 1, 4), dtype=np.int64), ValueError, r"\(T,\) or \(B, T\)"),
+    (np.array([1, -1]), ValueError, "holds -1 at index \\(1,\\)"),
+    (np.array([True, False]), TypeError, "array of integers"),
+    (np.array([1.0, 2.0]), TypeError, "array of integers"),
+    ([[1, 2], [3]], ValueError, "rectangular"),
+    (np.array([1, 2], dtype=np.uint64) * 2**62, ValueError, "from 0 to 49151"),
+])
+def test_token_ids_are_checked(model, ids, error, message):
+    with pytest.raises(error, match=message):
+        model.run(ids)
+
+
+def test_flags_and_lists_are_checked(model):
+    ids = np.array([1, 2])
+    for flag in (1, "False", None, np.array([True])):
+        with pytest.raises(TypeError, match="keep_attention must be True or False"):
+            model.run(ids, keep_attention=flag)
+    with pytest.raises(TypeError, match="remove must be an iterable"):
+        model.run(ids, remove=5)
+    with pytest.raises(TypeError, match="layers must be an iterable"):
+        model.ablation_sweep(ids, 3)
+    with pytest.raises(ValueError, match="i=30 is out of range"):
+        model.weights(30)
+    with pytest.raises(TypeError, match="gguf must be a GGUFFile"):
+        smollm2.SmolLM2("weights.gguf")
+
+
+def test_a_lone_surrogate_is_named_with_its_position(model):
+    with pytest.raises(ValueError, match="text holds a lone surrogate U\\+D800 at position 3"):
+        model.encode("abc\ud800def")
+    with pytest.raises(ValueError, match="position 0"):
+        model.perplexity("\udfff and more")
+    with pytest.raises(ValueError, match="ids .* holds 49152"):
+        model.tokenizer.decode([1, 49152])
+
+
+def test_text_past_the_trained_context_is_refused(model):
+    assert model.context_length == model.file.metadata["llama.context_length"] == 8192
+    model._ids(np.ones(8192, dtype=np.int64))  # the longest allowed passes the check
+    with pytest.raises(ValueError, match="8193 tokens.*at most 8192"):
+        model.run(np.ones(8193, dtype=np.int64))
+
+
+def test_missing_metadata_is_a_gguf_error(tmp_path):
+    import struct
+
+    from mha.models.gguf_file import GGUFError, read_gguf
+
+    path = tmp_path / "empty.gguf"
+    path.write_bytes(b"GGUF" + struct.pack("<IQQ", 3, 0, 0))
+    with pytest.raises(GGUFError, match="'general.architecture' must be a str"):
+        smollm2.SmolLM2(read_gguf(path))
+
+
+def test_grouped_heads_read_their_shared_key_value_head(model):
+    """Each query head's output equals plain attention on its own key/value head, i // (h / g)."""
+    from mha.attention import causal_mask, scaled_dot_product_attention, split_heads
+
+    ids = model.encode("The cat sat on the mat.")
+    w = model.weights(2)
+    x = model.file.array("token_embd.weight", rows=ids)[None]  # (1, T, d)
+    concat, A = model.attention_heads(x, w)
+    a = smollm2.rms_norm(x, w.attn_norm, model.eps)
+    Q = smollm2.rope(split_heads(a @ w.W_Q, model.h), model.rope_base)
+    K = smollm2.rope(split_heads(a @ w.W_K, model.g), model.rope_base)
+    V = split_heads(a @ w.W_V, model.g)
+    r, mask = model.h // model.g, causal_mask(len(ids))
+    for i in range(model.h):
+        Z_i, A_i = scaled_dot_product_attention(Q[:, i], K[:, i // r], V[:, i // r], mask=mask)
+        np.testing.assert_allclose(A[:, i], A_i, atol=1e-6, err_msg=f"head {i}")
+        np.testing.assert_allclose(concat[..., i * model.d_k:(i + 1) * model.d_k], Z_i, atol=1e-5)
+    assert not np.allclose(A[:, 0], A[:, r])  # heads of different groups differ

@@ -26,6 +26,8 @@ import unicodedata
 
 import numpy as np
 
+from .._validate import as_index_array, check_ndim, check_text
+
 __all__ = ["byte_alphabet", "ByteBPE"]
 
 # Unicode White_Space, the meaning of \s in the reference tokenizer's patterns.
@@ -108,6 +110,9 @@ class ByteBPE:
     """
 
     def __init__(self, tokens, merges, specials=()):
+        for name, values in (("tokens", tokens), ("merges", merges), ("specials", specials)):
+            if isinstance(values, (str, bytes)) or not all(isinstance(t, str) for t in values):
+                raise TypeError(f"{name} must be a sequence of str")
         self.tokens = list(tokens)
         self.ids = {t: i for i, t in enumerate(self.tokens)}
         self.ranks = {}
@@ -158,9 +163,11 @@ class ByteBPE:
         return symbols
 
     def tokenize(self, text: str) -> list:
-        """Token strings (in the byte alphabet) of ``text``."""
-        if not isinstance(text, str):
-            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        """Token strings (in the byte alphabet) of ``text``.
+
+        ``text`` must be valid Unicode: a lone surrogate has no UTF-8 bytes.
+        """
+        text = check_text(text, "text")
         parts = self._specials.split(text) if self._specials else [text]
         out = []
         for i, part in enumerate(parts):
@@ -178,13 +185,16 @@ class ByteBPE:
         return np.array([self.ids[t] for t in self.tokenize(text)], dtype=np.int64)
 
     def decode(self, ids) -> str:
-        """Text of a list of ids (bytes that do not form UTF-8 become U+FFFD)."""
+        """Text of a list of ids, shape (T,) (bytes that do not form UTF-8 become U+FFFD)."""
+        ids = as_index_array(ids, "ids", len(self.tokens), allow_empty=True)
+        check_ndim(ids, "ids", 1, "(T,)", exact=True)
         back = {c: b for b, c in byte_alphabet().items()}
-        text = "".join(self.tokens[int(i)] for i in ids)
+        text = "".join(self.tokens[i] for i in ids.tolist())
         return bytes(back[c] for c in text if c in back).decode("utf-8", errors="replace")
 
     def show(self, token: str) -> str:
         """A token as readable text: ``Ġcat`` -> ``' cat'``."""
+        token = check_text(token, "token")
         back = {c: b for b, c in byte_alphabet().items()}
         if not all(c in back for c in token):
             return token

