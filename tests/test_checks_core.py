@@ -301,7 +301,13 @@ def test_call_learner_catches_a_function_that_changes_its_input():
         (True, "yes/no value"),
         ([[1, 2], [3]], "could not be read as numbers"),
         ({"a": 1}, "could not be read as numbers"),
-        (1 + 2j, "could not be read as numbers"),
+        (1 + 2j, "holds complex numbers"),
+        (np.array([0.5, 1 + 2j]), "holds complex numbers"),
+        (np.array([0.5, 1.0], dtype=complex), "holds complex numbers"),
+        (np.array([1, 2 + 1j], dtype=object), "holds complex numbers"),
+        (["0.5", "1"], "holds text"),
+        (np.array([True, False]), "yes/no values"),
+        (np.ma.masked_array([1.0, 2.0], mask=[0, 1]), "masked array"),
         ([1.0, np.nan], "contains NaN at index (1,)"),
         ([[1.0, 2.0], [np.inf, 0.0]], "contains infinity at index (1, 0)"),
     ],
@@ -361,7 +367,7 @@ def test_compare_says_too_large_or_too_small_for_a_single_number():
 
 
 def test_compare_hints_at_rounding_only_when_asked():
-    fb = _feedback(compare, 0.35, 0.3457, "your weight", hint="Look again.")
+    fb = _feedback(compare, 0.351, 0.3457, "your weight", hint="Look again.")
     assert fb.message == ("your weight is too large. It is close, but not within the tolerance: "
                           "if you rounded, keep more decimals. Look again.")
     fb = _feedback(compare, 2362000, 2362368, "your count", atol=0, rtol=0, rounding_hint=False)

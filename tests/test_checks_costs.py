@@ -1,9 +1,14 @@
-"""Checkers of the costs chapter: accept the reference, name the classic mistakes, survive junk."""
+"""Checkers of book/08_costs.md (mha.checks.costs): accept the reference, name the classic mistakes, survive junk."""
+
+import importlib.util
 
 import numpy as np
 import pytest
 
+import mha
+
 from mha.checks import check, labels
+from mha.checks import costs
 from mha.checks.costs import FLOP_TASK, KV_TASK
 from mha.costs import attention_flops, kv_cache_bytes
 
@@ -101,3 +106,109 @@ def test_flops_survive_junk(junk):
 
 def test_flops_stub_is_not_done():
     assert check("ex-attention-flops", (..., ...)).status == "not done"
+
+
+def _wrong(label, func, phrase):
+    v = check(label, func)
+    assert v.status == "wrong", v
+    assert phrase in v.message, v.message
+    return v
+
+
+# ----------------------------------------------------------------------------- attention_param_count
+
+def count_learner(d, h, d_k=None, bias=False, n_kv_heads=None):
+    d_k = d // h if d_k is None else d_k
+    n_kv = h if n_kv_heads is None else n_kv_heads
+    q, kv, o = d * h * d_k, 2 * d * n_kv * d_k, h * d_k * d
+    return q + kv + o + ((h * d_k + 2 * n_kv * d_k + d) if bias else 0)
+
+
+def test_private_reference_semantics():
+    assert costs._param_count(768, 12, bias=True) == 2_362_368          # GPT-2 small, one layer
+    assert costs._param_count(768, 12) == 4 * 768 * 768
+    assert costs._param_count(3072, 16, d_k=256) == 3072 * 4096 * 3 + 4096 * 3072  # Gemma 7B
+    assert costs._param_count(4096, 32, n_kv_heads=8) == 2 * 4096 * 4096 + 2 * 4096 * 1024
+    assert costs._param_count(12, 4, bias=True, n_kv_heads=2) == 12 * 12 * 2 + 2 * 12 * 6 + 12 + 12 + 12
+
+
+def test_private_reference_agrees_with_mha_costs():
+    if importlib.util.find_spec("mha.costs") is None:
+        pytest.skip("mha.costs is not written yet")
+    from mha.costs import attention_param_count
+
+    for d, h, options, _ in costs._COUNT_CASES:
+        assert costs._param_count(d, h, **options) == attention_param_count(d, h, **options)
+    for d, h, d_k, bias, g in [(8, 2, None, False, 1), (8, 4, 3, True, 2), (1, 1, None, True, None),
+                               (96, 12, 16, True, 4), (576, 9, None, False, 3)]:
+        assert (costs._param_count(d, h, d_k=d_k, n_kv_heads=g, bias=bias)
+                == attention_param_count(d, h, d_k=d_k, bias=bias, n_kv_heads=g))
+
+
+def test_count_accepts_the_library_and_learner_solutions():
+    if importlib.util.find_spec("mha.costs") is not None:
+        assert check("ex-param-count", mha.costs.attention_param_count).ok
+    assert check("ex-param-count", count_learner).ok
+    assert check("ex-param-count", lambda *a, **k: float(count_learner(*a, **k))).ok
+    assert check("ex-param-count", lambda *a, **k: np.int64(count_learner(*a, **k))).ok
+
+
+def _count_variant(change):
+    def learner(d, h, d_k=None, bias=False, n_kv_heads=None):
+        k = d // h if d_k is None else d_k
+        g = h if n_kv_heads is None else n_kv_heads
+        parts = {"W_Q": d * h * k, "W_KV": 2 * d * g * k, "W_O": h * k * d,
+                 "b": (h * k + 2 * g * k + d) if bias else 0}
+        return change(parts, d=d, h=h, d_k=d_k, k=k, g=g, bias=bias)
+
+    return learner
+
+
+@pytest.mark.parametrize(
+    ("func", "phrase"),
+    [
+        (lambda d, h, d_k=None, bias=False, n_kv_heads=None: 4 * d * d, "left out the biases"),
+        (lambda d, h, d_k=None, bias=False, n_kv_heads=None: 4 * d * d + (4 * d if bias else 0),
+         "4·d·d is right only when"),
+        (_count_variant(lambda p, **_: p["W_Q"] + p["W_KV"] + p["W_O"]), "left out the biases"),
+        (_count_variant(lambda p, d, h, k, g, **_: p["W_Q"] + p["W_KV"] + p["W_O"] + h * k + 2 * g * k + d),
+         "although bias=False"),
+        (_count_variant(lambda p, d, h, k, bias, **_: p["W_Q"] + 2 * d * h * k + p["W_O"]
+                        + ((3 * h * k + d) if bias else 0)), "ignored n_kv_heads"),
+        (_count_variant(lambda p, d, h, d_k, **_: count_learner(d, h, d if d_k is None else d_k)
+                        if not p["b"] and p["W_KV"] == 2 * p["W_Q"] else sum(p.values())),
+         "defaults to d // h"),
+        (_count_variant(lambda p, d, **_: p["W_Q"] + p["W_KV"] + d * d + p["b"]), "W_O (h·d_k × d) each hold"),
+        (_count_variant(lambda p, d, **_: d * d + p["W_KV"] + p["W_O"] + p["b"]), "W_Q (d × h·d_k) and W_O"),
+        (_count_variant(lambda p, d, bias, **_: p["W_Q"] + p["W_KV"] + p["W_O"] + (4 * d if bias else 0)),
+         "not 4·d"),
+    ],
+)
+def test_count_names_each_classic_mistake(func, phrase):
+    v = _wrong("ex-param-count", func, phrase)
+    assert v.message.startswith("For d=")
+
+
+def test_count_with_the_old_signature_is_told_the_expected_call():
+    def old(d, h, d_k=None, bias=False):
+        return count_learner(d, h, d_k, bias)
+
+    v = _wrong("ex-param-count", old, "unexpected keyword argument 'n_kv_heads'")
+    assert "The exercise calls it as `attention_param_count(d, h), adding d_k=" in v.message
+
+
+@pytest.mark.parametrize(("returned", "phrase"),
+                         [("2362368", "is text"), ([1, 2], "has shape (2,)"), (True, "yes/no"),
+                          (2.5, "too small")])
+def test_count_needs_one_number(returned, phrase):
+    _wrong("ex-param-count", lambda *a, **k: returned, phrase)
+
+
+def test_count_messages_do_not_state_the_expected_counts():
+    expected = [costs._param_count(d, h, **options) for d, h, options, _ in costs._COUNT_CASES]
+    learners = [lambda *a, **k: 1, lambda *a, **k: count_learner(*a, **k) + 1,
+                lambda d, h, d_k=None, bias=False, n_kv_heads=None: 4 * d * d]
+    for learner in learners:
+        message = check("ex-param-count", learner).message
+        for count in expected:
+            assert str(count) not in message and f"{count:,}" not in message

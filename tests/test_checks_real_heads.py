@@ -27,7 +27,7 @@ def test_previous_token_mass_accepts_the_library_and_a_loop():
     (lambda A: np.diagonal(A, 1).mean(), "weight on the next token"),
     (lambda A: np.diagonal(A).mean(), "puts on itself"),
     (lambda A: np.diagonal(A, -1).sum(), "did not average"),
-    (lambda A: np.diagonal(A, -1), "return one number"),
+    (lambda A: np.diagonal(A, -1), "should be one number"),
 ])
 def test_previous_token_mass_names_each_mistake(wrong_func, message):
     v = _verdict("ex-previous-token-mass", wrong_func)

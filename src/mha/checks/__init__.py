@@ -6,47 +6,67 @@ Every exercise is checked with one call, by its label::
     mha.checks.check("ex-some-number", answer)          # a value to test
 
 The call returns a :class:`Verdict`: "correct", "not done" (the stub is
-untouched) or "wrong" with where to look. It never raises and never shows the
+untouched) or "wrong" with where to look. It never raises, never hangs (the
+learner's code gets :data:`TIME_LIMIT` seconds per call) and never shows the
 expected answer, so a page with unfinished stubs still runs from top to bottom.
 
-Every module in this package registers its exercises with :func:`checker`;
-all of them are imported here, so every label is known as soon as
-``mha.checks`` is. :func:`labels` lists them.
+The machinery lives in :mod:`mha.checks.core`. The checkers live in one module
+per chapter, named by the chapter's slug (``book/NN_slug.md`` ->
+``mha.checks.slug``), and register their exercises with :func:`checker`.
+Every module of this package is imported here, so every label is known as
+soon as ``mha.checks`` is; :func:`labels` lists them.
 """
 
 import importlib
 import pkgutil
 
 from .core import (
+    TIME_LIMIT,
     Feedback,
     Verdict,
     answer_array,
     call_learner,
     check,
     checker,
+    checker_module,
     compare,
+    dict_parts,
+    entry_names,
     expect_shape,
     is_unfinished,
     labels,
+    near_threshold,
     not_done,
+    one_number,
+    pair,
+    safe_repr,
     wrong,
 )
 
 __all__ = [
+    "TIME_LIMIT",
     "Feedback",
     "Verdict",
     "answer_array",
     "call_learner",
     "check",
     "checker",
+    "checker_module",
     "compare",
+    "dict_parts",
+    "entry_names",
     "expect_shape",
     "is_unfinished",
     "labels",
+    "near_threshold",
     "not_done",
+    "one_number",
+    "pair",
+    "safe_repr",
     "wrong",
 ]
 
+# One module per chapter; importing it registers the chapter's checkers.
 for _module in pkgutil.iter_modules(__path__):
     if _module.name != "core":
         importlib.import_module(f"{__name__}.{_module.name}")

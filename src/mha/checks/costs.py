@@ -1,15 +1,24 @@
-"""Checkers for the exercises of the costs chapter (book/08_costs.md).
+"""Checkers for the exercises of book/08_costs.md (what multi-head attention costs).
 
-The expected values are computed with :mod:`mha.costs` from the sizes given
-in the exercise text, never typed in, and they are never shown to the learner.
+* ``ex-kv-cache-size`` (numeric): bytes of KV cache for one sequence of the
+  exercise's grouped-query model (:data:`KV_TASK`).
+* ``ex-attention-flops`` (numeric): FLOPs of the projections and of the
+  attention core for one sequence (:data:`FLOP_TASK`, Llama 2 70B's shape).
+* ``ex-param-count`` (code): ``attention_param_count(d, h)`` with the optional
+  keywords ``d_k``, ``bias`` and ``n_kv_heads``, as
+  :func:`mha.costs.attention_param_count` (d_v = d_k; d_k defaults to d // h).
+
+The expected values are computed with :mod:`mha.costs` (or, for the parameter
+count, an independent formula here) from the sizes given in the exercise
+text, never typed in, and they are never shown to the learner.
 """
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..costs import attention_flops, kv_cache_bytes
-from .core import answer_array, checker, compare, is_unfinished, not_done, wrong
+from .core import answer_array, call_learner, checker, compare, one_number, pair, wrong
+
+__all__ = ["KV_TASK", "FLOP_TASK"]
 
 #: The imaginary model of the KV-cache exercise.
 KV_TASK = {"n_layers": 40, "h": 40, "n_kv_heads": 8, "d_k": 128, "T": 4096, "bytes_per_value": 2}
@@ -18,18 +27,13 @@ KV_TASK = {"n_layers": 40, "h": 40, "n_kv_heads": 8, "d_k": 128, "T": 4096, "byt
 FLOP_TASK = {"T": 4096, "d": 8192, "h": 64, "n_kv_heads": 8, "d_k": 128}
 
 
-def _one_number(value, what):
-    arr = answer_array(value, what)
-    if arr.shape != ():
-        wrong(f"{what} should be one number, got an array of shape {arr.shape}.")
-    return float(arr)
-
+# --------------------------------------------------------------------------- KV cache
 
 @checker("ex-kv-cache-size", kind="numeric")
 def check_kv_cache_size(answer):
     """Bytes of KV cache for one sequence of the exercise's grouped-query model."""
     task = KV_TASK
-    got = _one_number(answer, "your answer")
+    got = one_number(answer, "your answer")
     expected = kv_cache_bytes(task["n_layers"], task["n_kv_heads"], task["d_k"], task["T"],
                               bytes_per_value=task["bytes_per_value"])
     query_heads = expected * task["h"] // task["n_kv_heads"]
@@ -53,17 +57,15 @@ def check_kv_cache_size(answer):
     return "the cache stores 2 x n_kv_heads x d_k numbers per token and per layer."
 
 
+# --------------------------------------------------------------------------- FLOPs
+
 @checker("ex-attention-flops", kind="numeric")
 def check_attention_flops(answer):
     """FLOPs of the projections and of the attention core for one sequence (Llama 2 70B's shape)."""
     task = FLOP_TASK
-    if is_unfinished(answer) or (isinstance(answer, (tuple, list)) and any(is_unfinished(a) for a in answer)):
-        not_done()
-    pair = isinstance(answer, (tuple, list)) or (isinstance(answer, np.ndarray) and answer.ndim == 1)
-    if not pair or len(answer) != 2:
-        wrong("pass the two numbers as a pair: (projections, attention).")
-    projections = _one_number(answer[0], "projections")
-    attention = _one_number(answer[1], "attention")
+    first, second = pair(answer, "your answer", "(projections, attention)")
+    projections = one_number(first, "projections")
+    attention = one_number(second, "attention")
     T, d, h, g, d_k = task["T"], task["d"], task["h"], task["n_kv_heads"], task["d_k"]
     f = attention_flops(T, d, h, d_k=d_k, n_kv_heads=g)
     core = f.scores + f.weighted_sum
@@ -85,3 +87,73 @@ def check_attention_flops(answer):
                        "and weighted sum."),
     ])
     return "both parts are right: sharing keys and values shrinks the projections, not the scores."
+
+
+# --------------------------------------------------------------------------- parameter count
+
+def _param_count(d, h, d_k=None, n_kv_heads=None, bias=False):
+    """Parameters of one attention layer: W_Q, W_K, W_V, W_O (and their biases), with d_v = d_k."""
+    d_k = d // h if d_k is None else d_k
+    g = h if n_kv_heads is None else n_kv_heads
+    weights = d * h * d_k + 2 * d * g * d_k + h * d_k * d  # W_Q + (W_K, W_V) + W_O
+    biases = h * d_k + 2 * g * d_k + d  # b_Q + (b_K, b_V) + b_O
+    return weights + (biases if bias else 0)
+
+
+# (d, h, keyword arguments, description); keywords are passed only when a case needs them.
+_COUNT_CASES = (
+    (768, 12, {}, "d=768, h=12, no biases"),
+    (768, 12, {"bias": True}, "d=768, h=12, bias=True (GPT-2 small, one layer)"),
+    (3072, 16, {"d_k": 256}, "d=3072, h=16, d_k=256 (Gemma 7B: h*d_k is wider than d)"),
+    (10, 2, {"d_k": 8, "bias": True}, "d=10, h=2, d_k=8, bias=True"),
+    (4096, 32, {"n_kv_heads": 8}, "d=4096, h=32, n_kv_heads=8 (grouped-query attention, Llama 3 8B)"),
+    (12, 4, {"bias": True, "n_kv_heads": 2}, "d=12, h=4, n_kv_heads=2, bias=True"),
+    (64, 8, {"n_kv_heads": 1}, "d=64, h=8, n_kv_heads=1 (multi-query attention)"),
+)
+
+
+def _count_mistakes(d, h, d_k=None, n_kv_heads=None, bias=False):
+    k = d // h if d_k is None else d_k
+    right = _param_count(d, h, d_k=d_k, n_kv_heads=n_kv_heads, bias=bias)
+    weights = _param_count(d, h, d_k=d_k, n_kv_heads=n_kv_heads)
+    naive = ("4·d·d is right only when h·d_k = d, n_kv_heads = h and there are no biases. "
+             "Count each matrix from d, h, d_k and n_kv_heads.")
+    return [
+        (weights if bias else None, "you left out the biases. With bias=True, add one bias per output column "
+                                    "of each matrix: h·d_k + 2·n_kv_heads·d_k + d."),
+        (None if bias else _param_count(d, h, d_k=d_k, n_kv_heads=n_kv_heads, bias=True),
+         "you counted biases although bias=False."),
+        (_param_count(d, h, d_k=d_k, bias=bias),
+         "you ignored n_kv_heads. W_K and W_V have n_kv_heads·d_k columns each, not h·d_k."),
+        (_param_count(d, h, d_k=d, n_kv_heads=n_kv_heads, bias=bias) if d_k is None else None,
+         "when d_k is not given, it defaults to d // h, not d."),
+        (right - h * k * d + d * d,
+         "W_Q (d × h·d_k) and W_O (h·d_k × d) each hold d·h·d_k weights, not d·d: "
+         "h·d_k can differ from d."),
+        (weights + 4 * d if bias else None,
+         "the biases are h·d_k (b_Q) + 2·n_kv_heads·d_k (b_K and b_V) + d (b_O), not 4·d."),
+        (4 * d * d, naive),
+        (4 * d * d + 4 * d, naive),
+    ]
+
+
+_COUNT_CALL = ("attention_param_count(d, h), adding d_k=..., bias=... or n_kv_heads=... as keywords "
+               "when a case needs them")
+
+
+@checker("ex-param-count", kind="code")
+def check_param_count(count_func):
+    """The learner's ``attention_param_count(d, h)``, keywords ``d_k``, ``bias``, ``n_kv_heads``: one layer's parameters."""
+    for d, h, options, case in _COUNT_CASES:
+        got = call_learner(count_func, d, h, name="attention_param_count", case=case,
+                           signature=_COUNT_CALL, **options)
+        value = answer_array(got, f"the count for {case}")
+        if value.shape != ():
+            wrong(f"the count for {case} has shape {value.shape}; return one whole number.")
+        compare(value, _param_count(d, h, **options), f"the count for {case}", atol=1e-6, rtol=0,
+                mistakes=_count_mistakes(d, h, **options), mistake_prefix=f"For {case}: ",
+                rounding_hint=False,
+                hint="Count W_Q (d × h·d_k), W_K and W_V (d × n_kv_heads·d_k each), W_O (h·d_k × d), "
+                     "then the biases if bias=True.")
+    return (f"your count is right on all {len(_COUNT_CASES)} cases: GPT-2 small, Gemma 7B's wide heads, "
+            "grouped- and multi-query attention.")

@@ -14,9 +14,16 @@ import numpy as np
 
 from ..attention import softmax
 from ..heads import diagonal_mass, previous_token_mass
-from .core import answer_array, call_learner, checker, compare, wrong
+from .core import call_learner, checker, compare, one_number, pair
 
 __all__: list = []
+
+
+def _rounded_rows(A):
+    """``A`` with three decimals, each row still summing to 1 (its last entry takes up the rounding)."""
+    A = np.round(A, 3)
+    A[:, -1] = 1.0 - A[:, :-1].sum(axis=1)
+    return A
 
 
 def _previous_cases():
@@ -25,7 +32,7 @@ def _previous_cases():
     shifted = np.eye(5, k=-1)
     shifted[0, 0] = 1.0  # the first token has no predecessor: it looks at itself
     return [
-        (np.round(softmax(rng.normal(size=(4, 4)) * 2), 3), "a random 4 x 4 head"),
+        (_rounded_rows(softmax(rng.normal(size=(4, 4)) * 2)), "a random 4 x 4 head"),
         (shifted, "a head that always looks at the previous token (answer 1)"),
         (softmax(rng.normal(size=(7, 7)) * 3), "a random 7 x 7 head"),
         (np.array([[0.3, 0.7], [0.6, 0.4]]), "a 2 x 2 head, where only the second query has a previous token"),
@@ -52,13 +59,14 @@ def check_previous_token_mass(func):
     cases = _previous_cases()
     for A, case in cases:
         got = call_learner(func, A, name="previous_token_mass", case=case, signature="previous_token_mass(A)")
-        got = answer_array(got, f"the result for {case}")
-        if got.shape != ():
-            wrong(f"for {case} your function returned an array of shape {got.shape}; return one number "
-                  "(the mean over the queries).")
+        got = one_number(got, f"the result for {case}")
         compare(got, previous_token_mass(A), f"the result for {case}", atol=1e-9, rtol=1e-7,
                 mistakes=_previous_mistakes(A), mistake_prefix=f"For {case}: ")
     return f"your function measures the previous-token mass correctly on all {len(cases)} heads."
+
+
+def _kv_part(index):
+    return {(0,): "the key/value head of query head 7", (1,): "the group size"}.get(tuple(index))
 
 
 @checker("ex-kv-head", kind="numeric")
@@ -66,7 +74,9 @@ def check_kv_head(answer):
     """SmolLM2's grouping: the key/value head of query head 7, and the group size."""
     h, g, i = 9, 3, 7
     group = h // g
-    compare(answer, [i // group, group], "your pair", atol=1e-9, rtol=0, rounding_hint=False, mistakes=[
+    first, second = pair(answer, "your pair", "(key/value head, query heads per key/value head)")
+    compare([first, second], [i // group, group], "your pair", atol=1e-9, rtol=0, rounding_hint=False,
+            entry=_kv_part, mistakes=[
         ([i % g, group], "query head i reads key/value head i // (h / g), not i % g: neighbouring query heads "
                          "form a group. Heads 0, 1, 2 read key/value head 0; heads 3, 4, 5 read head 1; ..."),
         ([i // group, h], "the second number is the size of one group: how many query heads share one "

@@ -1,0 +1,69 @@
+"""Checkers for the exercises of book/05_how_many_heads.md (how many heads).
+
+* ``ex-bleu-gaps`` (numeric): BLEU lost by one head and by 32 heads, against
+  the best row of Vaswani et al.'s Table 3 (A).
+* ``ex-layer-sizes`` (code): ``layer_sizes(d, h, T)`` returning the pair
+  ``(n_params, n_scores)`` of one attention layer.
+"""
+
+from __future__ import annotations
+
+from ..papers import VASWANI2017_TABLE3_A, best_bleu
+from .core import call_learner, checker, compare, pair, safe_repr, wrong
+
+
+def _row(h):
+    return next(r for r in VASWANI2017_TABLE3_A if r.h == h)
+
+
+def _loss_name(index):
+    return {(0,): "the loss at h = 1", (1,): "the loss at h = 32"}.get(tuple(index))
+
+
+@checker("ex-bleu-gaps", kind="numeric")
+def bleu_gaps(answer):
+    """BLEU lost by one head and by 32 heads, against the best row of Table 3 (A)."""
+    top, _ = best_bleu()
+    ends = (_row(1), _row(32))
+    expected = [top - r.dev_bleu for r in ends]
+    best_ppl = min(r.dev_ppl for r in VASWANI2017_TABLE3_A)
+    compare(answer, expected, "your pair of BLEU losses", atol=0.011, rtol=0, rounding_hint=False,
+            entry=_loss_name, mistakes=[
+                ([-g for g in expected], "both numbers are negative. A loss is the best BLEU minus the row's "
+                                         "BLEU, so it is positive."),
+                (expected[::-1], "the two numbers are swapped: the first is for h = 1, the second for h = 32."),
+                ([r.dev_ppl - best_ppl for r in ends], "these are perplexity differences. The question asks "
+                                                       "about BLEU, the last column."),
+                ([r.dev_bleu for r in ends], "these are the two BLEU scores themselves. Subtract each from the "
+                                             "best score in the table."),
+            ], shape_hint="Give two numbers: the loss at h = 1, then the loss at h = 32.")
+    return "the single head loses more than twice as much as the 32 narrow heads."
+
+
+_SIZE_CASES = ((512, 8, 100), (512, 1, 100), (512, 32, 100), (768, 12, 512), (6, 3, 5))
+
+
+@checker("ex-layer-sizes", kind="code")
+def layer_sizes(func):
+    """Parameters and score entries of one attention layer, computation held constant."""
+    for d, h, T in _SIZE_CASES:
+        got = call_learner(func, d, h, T, name="layer_sizes")
+        call = f"layer_sizes({d}, {h}, {T})"
+        if isinstance(got, (int, float)) or not hasattr(got, "__len__"):
+            wrong(f"{call} returned {safe_repr(got, 40)}; return a pair (n_params, n_scores).")
+        n_params, n_scores = pair(got, f"what {call} returned", "(n_params, n_scores)")
+        d_k = d // h
+        where = f"for d = {d}, h = {h}, T = {T}"
+        compare(n_params, 4 * d * d, f"n_params {where}", atol=0, rtol=0, rounding_hint=False, mistakes=[
+            (4 * d * d_k, "n_params counts one head only. The stacked W_Q, W_K, W_V and W_O are each "
+                          "d x d, whatever h is."),
+            (3 * d * d, "n_params leaves out W_O: there are four d x d matrices."),
+            (4 * d * d + 4 * d, "n_params includes biases; this layer has none."),
+        ])
+        compare(n_scores, h * T * T, f"n_scores {where}", atol=0, rtol=0, rounding_hint=False, mistakes=[
+            (T * T, "n_scores counts one score map. Every head makes its own T x T map."),
+            (h * T * d_k, "n_scores counts the entries of the queries, T x d_k per head. A score map "
+                          "has one entry per (query, key) pair."),
+            (T * T * d, "n_scores multiplies by d. A score map is T x T, and there is one per head."),
+        ])
+    return "parameters stay at 4d² for every h, while the score maps grow with h."

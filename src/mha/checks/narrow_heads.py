@@ -1,0 +1,92 @@
+"""Checkers for the exercises of book/07_narrow_heads.md (why a narrow head can express less).
+
+The head of both exercises has d_k = 1 and the keys (2, 0, 1) for "I",
+"love" and "LLMs" (:data:`KEYS`); a query is one number q.
+
+* ``ex-q-love`` (numeric): a q for which "love" gets a weight above 0.95.
+* ``ex-q-llms`` (numeric): a q giving "LLMs" more than 0.34, or the word
+  "impossible" when there is none (there is none).
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ..width_one import q_sweep_weights
+from .core import answer_array, checker, near_threshold, safe_repr, wrong
+
+__all__ = ["KEYS", "TOKENS", "weights_for_q"]
+
+#: The one-wide head of the chapter: keys of "I", "love", "LLMs".
+KEYS = np.array([2.0, 0.0, 1.0])
+TOKENS = ("I", "love", "LLMs")
+
+_LOVE, _LLMS = 0.95, 0.34  # the weights the two exercises ask for
+
+
+def weights_for_q(q):
+    """Weights of a ``d_k = 1`` head with keys (2, 0, 1) for the query ``q`` (no scaling: sqrt(1) = 1)."""
+    return q_sweep_weights(q, KEYS)  # () -> (3,), (m,) -> (m, 3)
+
+
+def _one_q(answer, what="your q"):
+    if isinstance(answer, (bool, np.bool_)):
+        wrong(f"{what} is {answer}, a truth value. Give a number: the query of the token.")
+    if isinstance(answer, (str, bytes)):
+        wrong(f"{what} is text ({safe_repr(answer)}); it should be a number.")
+    arr = answer_array(answer, what)
+    if arr.size != 1:
+        wrong(f"{what} should be one number, got {arr.size} numbers (shape {arr.shape}).")
+    return float(arr.reshape(()))
+
+
+@checker("ex-q-love", kind="numeric")
+def q_love(answer):
+    """A query for which the one-wide head gives "love" a weight above 0.95."""
+    q = _one_q(answer)
+    w = weights_for_q(q)
+    love = near_threshold(w[1], _LOVE)
+    if w[1] > _LOVE:
+        return f'with q = {q:g}, "love" gets {love}.'
+    if 0.95 < q <= 1:
+        wrong(f"{q:g} looks like a weight. The answer is the query q, the number that multiplies the keys.")
+    if q == 0:
+        wrong("q = 0 multiplies every key by zero: the scores tie and each token gets a third.")
+    if q > 0:
+        wrong(f'with q = {q:g}, the largest key wins: "I" gets {w[0]:.3f} and "love" only {love}. '
+              '"love" has the smallest key. What does the sign of q do to the order of the scores?')
+    wrong(f'with q = {q:g}, "love" gets {love}: the right direction, but not yet above {_LOVE}. '
+          "Move q further from zero.")
+
+
+_NO_SUCH_Q = {"impossible", "none", "noq", "nosuchq", "noneexists", "thereisnone", "noqexists",
+              "thereisnosuchq", "itisimpossible", "cannot", "notpossible"}
+
+_WHY_NONE = ('"LLMs" has the middle key, 1. A positive q keeps the order of the keys, so "I" (key 2) scores '
+             'higher; a negative q reverses it, so "love" (key 0) scores higher. Its weight is '
+             "1 / (1 + 2 cosh q): largest at q = 0, where it is 1/3, below 0.34. So no q exists.")
+
+
+@checker("ex-q-llms", kind="numeric")
+def q_llms(answer):
+    """A query giving "LLMs" more than 0.34, or the word "impossible" when there is none."""
+    if isinstance(answer, str):
+        if re.sub(r"[^a-z]", "", answer.lower()) in _NO_SUCH_Q:
+            return "right, no q can do it. " + _WHY_NONE
+        wrong(f'{safe_repr(answer)} is not a q, and not the word "impossible". Give a number, or "impossible" '
+              "if you are sure that no number works.")
+    if isinstance(answer, (bool, np.bool_)):
+        wrong(f'{answer} is a truth value. Give a number q, or the word "impossible".')
+    qs = answer_array(answer, "your q").ravel()
+    if qs.size == 0:
+        wrong('your answer is empty. Give a number q, or the word "impossible".')
+    w = weights_for_q(qs)[:, 2]  # (n_q, 3) -> (n_q,)
+    best = int(np.argmax(w))
+    shown = near_threshold(w[best], _LLMS)
+    if w[best] > _LLMS:  # never happens; kept so the checker stays honest if the keys change
+        return f'with q = {qs[best]:g}, "LLMs" gets {shown}.'
+    tried = f"of the {qs.size} values you tried, the best, q = {qs[best]:g}," if qs.size > 1 else \
+        f"q = {qs[best]:g}"
+    wrong(f'{tried} gives "LLMs" {shown}, not more than {_LLMS}. {_WHY_NONE}')

@@ -1,0 +1,515 @@
+"""Checkers for the exercises of book/03_splitting.md (what splitting into heads splits).
+
+* ``ex-concat-row`` (numeric): row 2 ("love") of the concatenation in the
+  worked example, and the column indices that head 1 wrote.
+* ``ex-shapes-512`` (numeric): shapes of Q, Q_i and the concatenation for
+  d_model = 512, h = 8 and 10 tokens; the stages where h enters and leaves.
+* ``ex-split-heads`` (code): ``split_heads(X, h)``,
+  (..., T, h*d_k) -> (..., h, T, d_k).
+* ``ex-merge-heads`` (code): ``merge_heads(Z)``, (..., h, T, d_v) -> (..., T, h*d_v).
+* ``ex-multi-head-attention`` (code): ``multi_head_attention`` with six
+  arguments (``X``, then ``W_Q``, ``W_K``, ``W_V``, ``W_O``, then the number of
+  heads) and no mask, returning ``(Y, A)``: the output (..., T, d_out) and
+  every head's weights (..., h, T, T). Checked against a plain loop over heads
+  and the sum over heads of head_i W_O^(i), on cases where h*d_k differs from
+  d_model and d_v from d_k.
+
+The learner's function always gets fresh copies of its inputs, and a function
+that changes them is told so.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import NamedTuple
+
+import numpy as np
+
+from ..attention import attention_steps, causal_mask, merge_heads, multi_head_attention, softmax, split_heads
+from ..examples import i_love_llms
+from .core import (
+    call_learner,
+    checker,
+    compare,
+    dict_parts,
+    entry_names,
+    is_unfinished,
+    not_done,
+    safe_repr,
+    wrong,
+)
+
+__all__ = ["SHAPE_STAGES", "shapes_512"]
+
+# Two decimals, as printed on the page, are accepted.
+_PAGE = 0.006
+# Learners may compute in float32: compare with tolerances that float32 meets.
+_ATOL, _RTOL = 1e-6, 1e-5
+
+_TOKENS = i_love_llms().tokens
+_BATCH_HINT = ("This case has a batch axis in front: use `X.shape[-1]` and negative axes "
+               "(for example `np.swapaxes(x, -3, -2)`), so that leading axes pass through unchanged.")
+
+
+def _steps():
+    ex = i_love_llms()
+    return attention_steps(ex.X, *ex.weights, h=ex.h)
+
+
+def _sequence(value, key):
+    """``value`` as a list when it is a tuple, list or 1-D array, else feedback."""
+    if is_unfinished(value):
+        not_done("fill in every part of the dict: some are still ... or None.")
+    if isinstance(value, np.ndarray) and value.ndim == 1:
+        return value.tolist()
+    if isinstance(value, (tuple, list, range)):
+        return list(value)
+    return None
+
+
+# --------------------------------------------------------------------------- the row of "love"
+
+def _concat_mistakes(s):
+    """Rows a learner gets from classic slips in the worked example (row of "love")."""
+    A, Vh = s.weights, s.V_heads
+    scaled_by_2 = softmax(s.scores / 2.0) @ Vh  # divided by sqrt(d_model), not sqrt(d_k)
+    return [
+        (s.concat[0], "this is row 1 of the concatenation (the row of 'I'). The exercise asks for row 2."),
+        (s.concat[2], "this is row 3 of the concatenation (the row of 'LLMs'). The exercise asks for row 2."),
+        (np.concatenate([s.head_outputs[1, 1], s.head_outputs[0, 1]]),
+         "the two heads are in the wrong order: head 1's two numbers come first."),
+        (np.concatenate([A[0, 1] @ Vh[1], A[1, 1] @ Vh[0]]),
+         "each head's weights went onto the other head's value slice. Head 1 uses V_1, head 2 uses V_2."),
+        (np.concatenate([A[0, :, 1] @ Vh[0], A[1, :, 1] @ Vh[1]]),
+         "you used column 2 of each weight matrix. The weights of 'love' are its row."),
+        (_love_row(scaled_by_2),
+         "the scores were divided by 2 = sqrt(4). Inside a head d_k = 2, so divide by sqrt(2)."),
+        (s.output[1], "this is row 2 of the output, after W_O. The exercise stops at the concatenation."),
+    ]
+
+
+def _love_row(head_outputs):
+    """Row 2 ("love") of the concatenation of ``head_outputs`` (h, T, d_v)."""
+    return np.concatenate([head_outputs[i, 1] for i in range(head_outputs.shape[0])])
+
+
+def _concat_entry(d_v, h):
+    """Names column j of the row: "column 3 (head 2's output for 'love', column 1)"."""
+    def name(index):
+        if len(index) != 1 or not 0 <= index[0] < h * d_v:
+            return None
+        head, col = divmod(int(index[0]), d_v)
+        return f"column {index[0]} (head {head + 1}'s output for 'love', column {col})"
+
+    return name
+
+
+@checker("ex-concat-row", kind="numeric")
+def concat_row(answer):
+    """Row 2 of the concatenation in the worked example, and head 1's columns."""
+    row, cols = dict_parts(answer, ("row", "head1_columns"), "{'row': [...], 'head1_columns': [..., ...]}")
+    s = _steps()
+    compare(row, s.concat[1], "'row'", atol=_PAGE, rtol=0, mistakes=_concat_mistakes(s),
+            entry=_concat_entry(s.d_v, s.h),
+            shape_hint="Row 2 of the concatenation has one number per column: h * d_v of them.")
+    cols = _sequence(cols, "head1_columns")
+    if cols is None or len(cols) > 64:
+        wrong("'head1_columns' should be a list of two column indices, like [2, 3].")
+    if not all(isinstance(c, numbers.Integral) and not isinstance(c, (bool, np.bool_)) for c in cols):
+        wrong("'head1_columns' should hold whole numbers: column indices, counted from 0.")
+    picked = sorted(int(c) for c in cols)
+    head1 = list(range(s.d_v))
+    if picked == [c + 1 for c in head1]:
+        wrong("'head1_columns': Python counts columns from 0. Which indices does that make?")
+    if picked == [c + s.d_v for c in head1]:
+        wrong("'head1_columns': those are the columns of head 2. Head 1's slice comes first.")
+    if picked != head1:
+        wrong("'head1_columns': each head writes one block of d_v neighbouring columns, "
+              "and head 1's block comes first.")
+    return "head 1 wrote the first two numbers of the row, head 2 the last two."
+
+
+# --------------------------------------------------------------------------- shapes for d_model = 512
+
+SHAPE_STAGES = ("project", "split", "attend", "concatenate", "output")
+_STAGE_SYNONYMS = {"projection": "project", "concat": "concatenate", "concatenation": "concatenate",
+                   "merge": "concatenate", "splitting": "split", "attention": "attend",
+                   "w_o": "output", "wo": "output"}
+
+
+def _shape(value, key):
+    dims = _sequence(value, key)
+    if dims is None or len(dims) > 32:
+        wrong(f"'{key}' should be a shape: a tuple of whole numbers such as (3, 4).")
+    if not all(isinstance(d, numbers.Integral) and not isinstance(d, (bool, np.bool_)) for d in dims):
+        wrong(f"'{key}' should be a tuple of whole numbers such as (3, 4); got {safe_repr(value)}.")
+    return tuple(int(d) for d in dims)
+
+
+def _stage(value, key):
+    if not isinstance(value, str):
+        wrong(f"'{key}' should be one of the stage names {', '.join(map(repr, SHAPE_STAGES))}.")
+    name = value.strip().lower().replace(" ", "_")
+    name = _STAGE_SYNONYMS.get(name, name)
+    if name not in SHAPE_STAGES:
+        wrong(f"'{key}' is {safe_repr(value)}; use one of {', '.join(map(repr, SHAPE_STAGES))}.")
+    return name
+
+
+_STAGE_RESULTS = dict(zip(SHAPE_STAGES, ("Q", "Q_heads", "weights", "concat", "output")))
+
+
+def shapes_512(n_tokens=10, d_model=512, h=8):
+    """Reference answer of ex-shapes-512, computed by running the layer on zeros.
+
+    The stage where ``h`` enters is the first whose result has another shape
+    with ``h`` heads than with one; it leaves at the next stage whose shape no
+    longer depends on ``h``.
+    """
+    def run(heads):
+        W = np.zeros((d_model, d_model))
+        return attention_steps(np.zeros((n_tokens, d_model)), W, W, W, W, h=heads)
+
+    s, one = run(h), run(1)
+    depends = [getattr(s, _STAGE_RESULTS[st]).shape != getattr(one, _STAGE_RESULTS[st]).shape
+               for st in SHAPE_STAGES]
+    enters = depends.index(True)
+    leaves = depends.index(False, enters)
+    return {"Q": s.Q.shape, "Q_i": s.Q_heads[0].shape, "concat": s.concat.shape,
+            "h_enters": SHAPE_STAGES[enters], "h_leaves": SHAPE_STAGES[leaves]}
+
+
+@checker("ex-shapes-512", kind="numeric")
+def shapes_of_512(answer):
+    """Shapes of Q, Q_i and the concatenation for d_model = 512, h = 8, 10 tokens; where h enters and leaves."""
+    keys = ("Q", "Q_i", "concat", "h_enters", "h_leaves")
+    values = dict_parts(answer, keys, "{'Q': (..., ...), 'Q_i': (..., ...), 'concat': (..., ...), "
+                                      "'h_enters': '...', 'h_leaves': '...'}")
+    exp = shapes_512()
+    Q, Q_i, concat = (_shape(v, k) for v, k in zip(values[:3], keys[:3]))
+    enters, leaves = (_stage(v, k) for v, k in zip(values[3:], keys[3:]))
+    n, d = exp["Q"]
+    h = d // exp["Q_i"][1]
+    if Q != exp["Q"]:
+        if Q == (d, n):
+            wrong("'Q': rows are tokens and columns are features; you swapped them.")
+        wrong("'Q': the projection keeps one row per token and gives each the full model width.")
+    if Q_i != exp["Q_i"]:
+        if Q_i == exp["Q"]:
+            wrong("'Q_i': one head does not see every column. It gets its own slice of d_model / h.")
+        if Q_i == (h, *exp["Q_i"]):
+            wrong("'Q_i': that is all heads stacked. The exercise asks for one head's Q_i.")
+        if Q_i == (n, h):
+            wrong("'Q_i': d_k is d_model divided by h, not h itself.")
+        wrong("'Q_i': one head keeps every token and gets d_model / h columns.")
+    if concat != exp["concat"]:
+        if concat == (h, *exp["Q_i"]):
+            wrong("'concat': that is the stack of heads before they are laid side by side.")
+        wrong("'concat': laying the h heads side by side gives each token h * d_v numbers again.")
+    if enters != exp["h_enters"]:
+        if enters == "project":
+            wrong("'h_enters': the projection never hears of h. It makes the same Q for any head count.")
+        wrong("'h_enters': look for the first step whose result depends on the number of heads.")
+    if leaves != exp["h_leaves"]:
+        if leaves == "output":
+            wrong("'h_leaves': by the time W_O runs, the heads are already side by side in one row "
+                  "of width d_model. Where did the head axis go?")
+        wrong("'h_leaves': find the step after which the shape no longer shows the heads.")
+    return "h enters when the columns are dealt out and is gone once the heads are side by side."
+
+
+# --------------------------------------------------------------------------- split and merge
+
+def _rand(rng, *shape, scale=1.0):
+    """Random numbers with two decimals: easy to print and read."""
+    return np.round(rng.normal(scale=scale, size=shape), 2)
+
+
+def _worked_Q():
+    ex = i_love_llms()
+    return ex.X @ ex.W_Q  # (T, d) -> (T, h*d_k), T=3, d=4
+
+
+def _split_cases():
+    """(X, h, description, hint, entry namer) for the split_heads checker."""
+    rng = np.random.default_rng(3)
+    return [
+        (_worked_Q(), 2, "the worked example's Q (shape (3, 4)) with h=2", "",
+         entry_names("head", ("token", _TOKENS), "column")),
+        (_rand(rng, 5, 6), 3, "X of shape (5, 6) with h=3, so d_k=2", "", entry_names("head", "row", "column")),
+        (_rand(rng, 2, 4, 8), 2, "a batch: X of shape (2, 4, 8) with h=2", _BATCH_HINT,
+         entry_names("sequence", "head", "row", "column")),
+        (_rand(rng, 4, 6), 1, "X of shape (4, 6) with h=1 (one head holds every column)", "",
+         entry_names("head", "row", "column")),
+    ]
+
+
+def _split_mistakes(X, h):
+    *lead, T, width = X.shape
+    d_k = width // h
+    return [
+        (X.reshape(*lead, h, T, d_k),
+         "you reshaped straight to (h, T, d_k). The shape is right but the contents are not: one head "
+         "then holds whole rows of other tokens. Reshape to (..., T, h, d_k) first, then swap the T and h axes."),
+        (X.reshape(*lead, T, h, d_k),
+         "you reshaped to (..., T, h, d_k) but stopped there. Swap the T and h axes, so that each head "
+         "owns a (T, d_k) block: (..., h, T, d_k)."),
+        (np.moveaxis(X.reshape(*lead, T, d_k, h), -1, -3),
+         "each head got every h-th column. Head i should get one block of d_k neighbouring columns, "
+         "the i-th block of d_k: reshape the last axis as (h, d_k), not (d_k, h)."),
+        (split_heads(X, h)[..., ::-1, :, :],
+         "the heads come out in reverse order. Head 0 holds the first d_k columns, head 1 the next d_k, and so on."),
+    ]
+
+
+@checker("ex-split-heads", kind="code")
+def check_split_heads(split):
+    """``split_heads(X, h)``: deal the columns of X out to h heads, (..., T, h*d_k) -> (..., h, T, d_k)."""
+    cases = _split_cases()
+    for X, h, case, hint, entry in cases:
+        got = call_learner(split, X, h, name="split_heads", case=case, hint=hint,
+                           signature="split_heads(X, h)")
+        compare(got, split_heads(X, h), f"the result for {case}", atol=_ATOL, rtol=_RTOL,
+                mistakes=_split_mistakes(X, h), mistake_prefix=f"For {case}: ", entry=entry,
+                shape_hint="Heads come before positions: (..., h, T, d_k), with d_k = width // h.",
+                hint=hint or "Head i must hold the i-th block of d_k columns of every row.")
+    return f"your split_heads gives the right heads on all {len(cases)} cases, a batch axis and h=1 included."
+
+
+def _merge_cases():
+    """(Z, description, hint, entry namer) for the merge_heads checker."""
+    rng = np.random.default_rng(4)
+    ex = i_love_llms()
+    _, A = multi_head_attention(ex.X, *ex.weights, h=ex.h)
+    heads = A @ split_heads(ex.X @ ex.W_V, ex.h)  # (h, T, T) @ (h, T, d_v) -> (h, T, d_v)
+    return [
+        (heads, "the worked example's head outputs (shape (2, 3, 2))", "",
+         entry_names(("token", _TOKENS), "column")),
+        (_rand(rng, 3, 5, 2), "Z of shape (3, 5, 2): h=3 heads, T=5, d_v=2", "", entry_names("row", "column")),
+        (_rand(rng, 2, 2, 4, 3), "a batch: Z of shape (2, 2, 4, 3)",
+         "This case has a batch axis in front: use negative axes (for example `np.swapaxes(Z, -3, -2)` "
+         "and `Z.shape[-3:]`), so that leading axes pass through unchanged.",
+         entry_names("sequence", "row", "column")),
+    ]
+
+
+def _merge_mistakes(Z):
+    *lead, h, T, d_v = Z.shape
+    return [
+        (Z.reshape(*lead, T, h * d_v),
+         "you reshaped (h, T, d_v) straight to (T, h*d_v). That mixes rows of different tokens. "
+         "Swap the h and T axes first, then reshape."),
+        (merge_heads(Z[..., ::-1, :, :]),
+         "the heads are concatenated in the wrong order: head 0's columns come first, then head 1's, and so on."),
+        (np.moveaxis(Z, -3, -1).reshape(*lead, T, h * d_v),
+         "the heads' columns are interleaved. Put each head's d_v columns side by side as one block: "
+         "move the axes to (..., T, h, d_v), not (..., T, d_v, h), before the reshape."),
+        (Z.reshape(*lead, h * T, d_v),
+         "you stacked the heads on top of each other (h*T rows). Concatenate them side by side, "
+         "along the last axis: one row per token."),
+        (Z.sum(axis=-3),
+         "you added the heads together. Concatenate them instead: each head keeps its own columns."),
+    ]
+
+
+@checker("ex-merge-heads", kind="code")
+def check_merge_heads(merge):
+    """``merge_heads(Z)``: put the heads side by side, (..., h, T, d_v) -> (..., T, h*d_v)."""
+    cases = _merge_cases()
+    for Z, case, hint, entry in cases:
+        got = call_learner(merge, Z, name="merge_heads", case=case, hint=hint, signature="merge_heads(Z)")
+        compare(got, merge_heads(Z), f"the result for {case}", atol=_ATOL, rtol=_RTOL,
+                mistakes=_merge_mistakes(Z), mistake_prefix=f"For {case}: ", entry=entry,
+                shape_hint="The heads sit side by side: (..., T, h*d_v).",
+                hint=hint or "Row t must be [head_0[t], head_1[t], ...].")
+    return f"your merge_heads undoes the split on all {len(cases)} cases, a batch axis included."
+
+
+# --------------------------------------------------------------------------- multi-head attention
+
+class _Layer(NamedTuple):
+    """One case for the multi-head attention checker."""
+
+    X: np.ndarray
+    W: tuple  # W_Q, W_K, W_V, W_O, in this order
+    h: int
+    text: str  # how messages name the case
+    hint: str  # where to look when the learner's function fails on it
+    tokens: tuple = ()  # names of the positions, when the case has them
+
+
+def _mha_cases():
+    """The fixed cases of the multi-head attention checker."""
+    rng = np.random.default_rng(5)
+    ex = i_love_llms()
+
+    def weights(d, widths, scale):
+        return tuple(_rand(rng, rows, cols, scale=scale) for rows, cols in zip((d, d, d, widths[2]), widths))
+
+    return [
+        _Layer(ex.X, ex.weights, ex.h, "the worked example (T=3, d=4, h=2)", "", ex.tokens),
+        _Layer(_rand(rng, 5, 6), weights(6, (6, 6, 9, 5), 0.5), 3,
+               "an uneven case: T=5, d=6, h=3 heads with d_k=2 and d_v=3, W_O of shape (9, 5)",
+               "Here d_v (W_V.shape[1] // h) differs from d_k (W_Q.shape[1] // h)."),
+        _Layer(_rand(rng, 4, 6), weights(6, (12, 12, 6, 6), 0.4), 3,
+               "wide heads: T=4, d=6, h=3 heads with d_k=4, so h*d_k = 12 is wider than d",
+               "Here h*d_k differs from d: take d_k from W_Q.shape[1] // h, not from d // h."),
+        _Layer(_rand(rng, 2, 4, 8), weights(8, (8, 8, 8, 8), 0.4), 2, "a batch: X of shape (2, 4, 8), h=2",
+               "This case has a batch axis in front: transpose keys with `np.swapaxes(K, -1, -2)`, "
+               "not `K.T`, and use negative axes."),
+    ]
+
+
+def _entries(c: _Layer):
+    """Namers for the entries of A (..., h, T, T) and Y (..., T, d_out) of one case."""
+    lead = ("sequence",) * (c.X.ndim - 2)
+    rows = (("query", c.tokens), ("key", c.tokens)) if c.tokens else ("query", "key")
+    token = (("token", c.tokens),) if c.tokens else ("row",)
+    return entry_names(*lead, "head", *rows), entry_names(*lead, *token, "column")
+
+
+def _loop_heads(X, W, h, weigh):
+    """A plain loop over heads: each head's weights (by ``weigh(q, k, d_k)``) and output."""
+    W_Q, W_K, W_V = W[:3]
+    d_k, d_v = W_Q.shape[1] // h, W_V.shape[1] // h
+    weights, outputs = [], []
+    for i in range(h):
+        keep, keep_v = slice(i * d_k, (i + 1) * d_k), slice(i * d_v, (i + 1) * d_v)
+        q = X @ W_Q[:, keep]  # (..., T, d) -> (..., T, d_k)
+        k = X @ W_K[:, keep]  # (..., T, d) -> (..., T, d_k)
+        v = X @ W_V[:, keep_v]  # (..., T, d) -> (..., T, d_v)
+        a = weigh(q, k, d_k)  # (..., T, T)
+        weights.append(a)
+        outputs.append(a @ v)  # (..., T, T) @ (..., T, d_v) -> (..., T, d_v)
+    return np.stack(weights, axis=-3), outputs  # (..., h, T, T), h x (..., T, d_v)
+
+
+def _T(x):
+    return np.swapaxes(x, -1, -2)
+
+
+def _right(q, k, d_k):
+    return softmax(q @ _T(k) / np.sqrt(d_k), axis=-1)
+
+
+def _causal(q, k, d_k):
+    scores = q @ _T(k) / np.sqrt(d_k)
+    return softmax(np.where(causal_mask(q.shape[-2]), scores, -np.inf), axis=-1)
+
+
+def _block_sum(outputs, W_O):
+    """Project each head with its own row block of W_O, then add: sum_i head_i W_O^(i)."""
+    d_v = outputs[0].shape[-1]
+    return sum(o @ W_O[i * d_v:(i + 1) * d_v] for i, o in enumerate(outputs))  # (..., T, d_out)
+
+
+def _straight(X, W, h):
+    """Multi-head attention with every split done by reshaping straight to (h, T, d_k)."""
+    def cut(P):
+        *lead, T, width = P.shape
+        return P.reshape(*lead, h, T, width // h)  # the classic bug
+
+    Q, K, V = (cut(X @ M) for M in W[:3])
+    A = softmax(Q @ _T(K) / np.sqrt(Q.shape[-1]), axis=-1)
+    return merge_heads(A @ V) @ W[3], A
+
+
+def _weight_mistakes(d, h):
+    """(weigh, message) for the classic mistakes in the scores and the softmax."""
+    return [
+        (lambda q, k, d_k: softmax(q @ _T(k), axis=-1),
+         "the scores are not scaled: divide Q_i K_iᵀ by √d_k before the softmax."),
+        (lambda q, k, d_k: softmax(q @ _T(k) / d_k, axis=-1),
+         "you divided the scores by d_k; the scaling is by its square root, √d_k."),
+        (lambda q, k, d_k: softmax(q @ _T(k) / np.sqrt(d), axis=-1),
+         "you scaled by √d, the model width. Each head scales by the square root of its own width, √d_k."),
+        (lambda q, k, d_k: softmax(q @ _T(k) / np.sqrt(d / h), axis=-1),
+         "you scaled by √(d/h). That is √d_k only when h·d_k = d: take each head's width from its own "
+         "columns, d_k = W_Q.shape[1] // h, and scale by √d_k."),
+        (lambda q, k, d_k: softmax(q @ _T(k) / np.sqrt(d_k), axis=-2),
+         "the softmax runs over the wrong axis: your columns sum to 1. Each query's row must sum to 1: "
+         "use `axis=-1`."),
+        (lambda q, k, d_k: softmax(k @ _T(q) / np.sqrt(d_k), axis=-1),
+         "the weights were computed from the keys instead of the queries (K_i Q_iᵀ). "
+         "The scores are Q_i K_iᵀ: row t holds how well query t matches each key."),
+        (_causal,
+         "you applied a causal mask. This exercise asks for full attention: every query sees every key."),
+    ]
+
+
+def _mha_mistakes(c: _Layer):
+    """Mistakes as two lists, for A and for Y: (result, message)."""
+    W_O = c.W[3]
+    A_bad, Y_bad = [], []
+    for weigh, message in _weight_mistakes(c.X.shape[-1], c.h):
+        A, outputs = _loop_heads(c.X, c.W, c.h, weigh)
+        A_bad.append((A, message))
+        Y_bad.append((_block_sum(outputs, W_O), message))
+    Y_s, A_s = _straight(c.X, c.W, c.h)
+    straight = ("you reshaped straight to (h, T, d_k) when splitting into heads. The shape is right but "
+                "the contents are not: reshape to (..., T, h, d_k), then swap the T and h axes.")
+    A_bad.append((A_s, straight))
+    Y_bad.append((Y_s, straight))
+    _, outputs = _loop_heads(c.X, c.W, c.h, _right)
+    Z = np.stack(outputs, axis=-3)  # (..., h, T, d_v)
+    *lead, h, T, d_v = Z.shape
+    Y_bad += [
+        (merge_heads(Z),
+         "W_O is forgotten: you returned the concatenated heads. Multiply them by W_O at the end."),
+        (merge_heads(Z[..., ::-1, :, :]) @ W_O,
+         "the heads are concatenated in the wrong order: head 0's output comes first, then head 1's."),
+        (Z.reshape(*lead, T, h * d_v) @ W_O,
+         "when merging, you reshaped (h, T, d_v) straight to (T, h*d_v). Swap the h and T axes first."),
+        (merge_heads(Z) @ W_O.T if W_O.shape[0] == W_O.shape[1] else None,
+         "you multiplied by W_O transposed. The concatenation (T, h*d_v) times W_O (h*d_v, d_out) "
+         "needs W_O as it is."),
+    ]
+    return A_bad, Y_bad
+
+
+def _pair(result, Y_shape, A_shape, case):
+    """The learner's (Y, A), or feedback when the result is not such a pair."""
+    if isinstance(result, (tuple, list)) and len(result) == 2:
+        first, second = result
+        if np.shape(first) == A_shape and np.shape(second) == Y_shape and A_shape != Y_shape:
+            wrong(f"you returned (A, Y) for {case}; the order is (Y, A): the output first, then the weights.")
+        return first, second
+    if isinstance(result, (tuple, list)):
+        wrong(f"multi_head_attention returned {len(result)} values for {case}. Return the pair (Y, A): "
+              "the output and the attention weights of every head.")
+    if isinstance(result, np.ndarray) and np.shape(result) == Y_shape:
+        wrong("multi_head_attention returned one array. Return the pair (Y, A): the output and every "
+              "head's attention weights, as in `return Y, A`.")
+    kind = "text (a str)" if isinstance(result, str) else f"a {type(result).__name__}"
+    wrong(f"multi_head_attention returned {kind}. Return the pair (Y, A).")
+
+
+_MHA_CALL = "multi_head_attention with six arguments: X, then W_Q, W_K, W_V and W_O, then h"
+
+
+@checker("ex-multi-head-attention", kind="code")
+def check_multi_head_attention(mha_func):
+    """The learner's ``multi_head_attention`` (X, four weight matrices, h) returning ``(Y, A)``, no mask."""
+    cases = _mha_cases()
+    for c in cases:
+        A_loop, outputs = _loop_heads(c.X, c.W, c.h, _right)
+        Y_loop = _block_sum(outputs, c.W[3])  # sum over heads of head_i W_O^(i)
+        Y_ref, A_ref = multi_head_attention(c.X, *c.W, c.h)
+        if not (np.allclose(Y_loop, Y_ref, atol=1e-10) and np.allclose(A_loop, A_ref, atol=1e-12)):
+            raise RuntimeError("the checker's references disagree; please report this")
+        result = call_learner(mha_func, c.X, *c.W, c.h, name="multi_head_attention", case=c.text,
+                              hint=c.hint, signature=_MHA_CALL)
+        Y, A = _pair(result, Y_ref.shape, A_ref.shape, c.text)
+        A_bad, Y_bad = _mha_mistakes(c)
+        A_entry, Y_entry = _entries(c)
+        compare(A, A_loop, f"A (the weights) for {c.text}", atol=_ATOL, rtol=_RTOL,
+                mistakes=A_bad, mistake_prefix=f"For {c.text}: ", entry=A_entry,
+                shape_hint="A holds one (T, T) matrix per head: (..., h, T, T).",
+                hint=c.hint or "Look at the scores Q_i K_iᵀ / √d_k and the softmax over each row.")
+        compare(Y, Y_loop, f"Y (the output) for {c.text}", atol=_ATOL, rtol=_RTOL,
+                mistakes=Y_bad, mistake_prefix=f"For {c.text}: ", entry=Y_entry,
+                shape_hint="Y has one row per token and W_O's number of columns.",
+                hint=c.hint or ("Your weights are right, so look at what follows: each head's A_i V_i, "
+                                "their concatenation, and W_O."))
+    return (f"Y and A match a loop over heads on all {len(cases)} cases (uneven widths, heads wider than "
+            "d / h and a batch included), and Y equals the sum over heads of head_i W_O^(i).")

@@ -1,0 +1,123 @@
+"""Checkers for the exercises of book/04_wide_or_narrow.md (one wide head or many narrow ones).
+
+* ``ex-head-entropy`` (code): ``head_entropy(A)``, (..., h, T, S) -> (..., h),
+  the mean entropy in nats of each head's rows, as :func:`mha.stats.head_entropy`.
+* ``ex-score-variance`` (numeric): d_k, and the variance of raw and scaled
+  scores, for d_model = 256 and h = 4.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..attention import causal_mask, multi_head_attention, softmax
+from ..examples import i_love_llms
+from ..stats import head_entropy, row_entropy
+from .core import answer_array, call_learner, checker, compare, dict_parts, entry_names, wrong
+
+__all__ = ["score_variance"]
+
+# Learners may compute in float32: compare with tolerances that float32 meets.
+_ATOL, _RTOL = 1e-6, 1e-5
+
+
+# --------------------------------------------------------------------------- head entropy
+
+def _entropy_cases():
+    """(A, description, has_zeros, hint, entry namer) for the head_entropy checker."""
+    rng = np.random.default_rng(6)
+    ex = i_love_llms()
+    _, A_example = multi_head_attention(ex.X, *ex.weights, h=ex.h)
+    scores = rng.normal(scale=1.5, size=(2, 3, 5, 5))
+    A_causal = softmax(np.where(causal_mask(5), scores, -np.inf), axis=-1)
+    A_cross = softmax(rng.normal(scale=1.5, size=(2, 4, 6)), axis=-1)
+    per_head = entry_names("head", template="the entropy of {}")
+    return [
+        (A_example, "the worked example's weights (h=2 heads, T=3)", False, "", per_head),
+        (A_causal, "a batch of causal weights, shape (2, 3, 5, 5): B=2, h=3, T=5, with exact zeros", True,
+         "This case has batch and head axes in front: use negative axes (`axis=-1` for the keys, "
+         "then the rows), so that leading axes pass through unchanged.",
+         entry_names("sequence", "head", template="the entropy of {1} in {0}")),
+        (A_cross, "weights of shape (2, 4, 6): h=2, T=4 queries over S=6 keys", False, "", per_head),
+    ]
+
+
+def _entropy_mistakes(A):
+    H = head_entropy(A)  # (..., h)
+    T = A.shape[-2]
+    rows = row_entropy(A)  # (..., h, T)
+    safe = np.where(A > 0, A, 1.0)
+    return [
+        (H / np.log(2), "you used log base 2, which gives bits. The exercise asks for nats: use `np.log`."),
+        (H / np.log(10), "you used log base 10. The exercise asks for nats: use `np.log`."),
+        (-H, "your entropies are negative: the formula is −Σ a log a, with a minus sign."),
+        (H * T, "you added the entropies of the rows. Average them over the T rows instead."),
+        (H / A.shape[-1], "you averaged a·log a over the keys. Sum over the keys (the last axis) for each "
+                          "row's entropy, then average over the rows."),
+        (rows, "you returned one entropy per row. Average over the rows, to get one number per head."),
+        (H.mean(axis=-1), "you averaged over the heads too. Keep one number per head: shape (..., h)."),
+        (-(A * np.log(safe)).sum(axis=-2).mean(axis=-1),
+         "you summed down the columns. Each row (one query's weights over the keys, the last axis) "
+         "is a probability distribution: sum over the last axis."),
+    ]
+
+
+def _has_nan(value) -> bool:
+    try:
+        raw = np.asarray(value)
+        return raw.dtype.kind == "f" and bool(np.isnan(raw).any())
+    except Exception:
+        return False
+
+
+@checker("ex-head-entropy", kind="code")
+def check_head_entropy(entropy_func):
+    """``head_entropy(A)``: mean entropy in nats of each head's rows, (..., h, T, S) -> (..., h)."""
+    cases = _entropy_cases()
+    for A, case, has_zeros, hint, entry in cases:
+        got = call_learner(entropy_func, A, name="head_entropy", case=case, hint=hint,
+                           signature="head_entropy(A)")
+        if has_zeros and _has_nan(got):
+            wrong(f"your result holds NaN for {case}. Some weights are exactly 0, and 0·log 0 must count as 0; "
+                  "but `np.log(0)` is -inf and 0 × (-inf) is NaN. Take the log of "
+                  "`np.where(A > 0, A, 1.0)` instead: log 1 = 0, so the zero weights add nothing.")
+        compare(got, head_entropy(A), f"the result for {case}", atol=_ATOL, rtol=_RTOL,
+                mistakes=_entropy_mistakes(A), mistake_prefix=f"For {case}: ", entry=entry,
+                shape_hint="One number per head: (..., h), where A has shape (..., h, T, S).",
+                hint=hint or "Each row's entropy is −Σ_s a log a over the keys; average these over the rows.")
+    return (f"your head_entropy is right on all {len(cases)} cases, including exact zeros "
+            "(0·log 0 = 0) and a batch axis.")
+
+
+# --------------------------------------------------------------------------- score variance
+
+def score_variance(d_model=256, h=4):
+    """Reference answer of ex-score-variance: unit-variance entries, so Var(q . k) = d_k."""
+    d_k = d_model // h
+    return {"d_k": d_k, "raw": float(d_k), "scaled": 1.0}
+
+
+@checker("ex-score-variance", kind="numeric")
+def score_variance_check(answer):
+    """d_k, and the variance of raw and scaled scores, for d_model = 256 and h = 4."""
+    d_k, raw, scaled = dict_parts(answer, ("d_k", "raw", "scaled"), "{'d_k': ..., 'raw': ..., 'scaled': ...}")
+    exp = score_variance()
+    d_model = exp["d_k"] * 4
+    d_k = answer_array(d_k, "'d_k'")
+    compare(d_k, exp["d_k"], "'d_k'", atol=0, rtol=0, mistakes=[
+        (d_model, "'d_k': that is the model width. Each head gets d_model / h of it."),
+        (4, "'d_k': that is the number of heads. The head width is d_model / h."),
+    ], shape_hint="'d_k' is one number.")
+    # A measured variance is accepted within 5 %.
+    compare(raw, exp["raw"], "'raw'", atol=0, rtol=0.05, mistakes=[
+        (np.sqrt(exp["raw"]), "'raw': that is the standard deviation. The variance is its square."),
+        (d_model, "'raw': a head's score sums d_k products, not d_model of them."),
+        (1.0, "'raw': 1 is the variance after scaling. Before it, each of the d_k products adds its variance."),
+    ], shape_hint="'raw' is one number.")
+    compare(scaled, exp["scaled"], "'scaled'", atol=0, rtol=0.05, mistakes=[
+        (exp["d_k"] / d_model, "'scaled': that is what dividing by sqrt(d_model) would give. "
+                               "Each head divides by the square root of its own d_k."),
+        (1.0 / exp["d_k"], "'scaled': that is what dividing by d_k would give. The division is by sqrt(d_k)."),
+        (np.sqrt(exp["raw"]), "'scaled': the scaling divides the variance by d_k, not by sqrt(d_k)."),
+    ], shape_hint="'scaled' is one number.")
+    return "the scaling brings every head, whatever its width, back to variance 1."

@@ -1,0 +1,75 @@
+"""Checkers of book/07_narrow_heads.md (mha.checks.narrow_heads): exactly the queries that work pass."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mha.checks import check
+from mha.checks.narrow_heads import weights_for_q
+
+
+def status(label, answer):
+    return check(label, answer).status
+
+
+# ---- ex-q-love ---------------------------------------------------------------------------------
+
+@settings(max_examples=40, deadline=None)
+@given(q=st.floats(-50.0, 50.0))
+def test_q_love_accepts_exactly_the_qs_that_work(q):
+    works = weights_for_q(q)[1] > 0.95
+    assert (status("ex-q-love", q) == "correct") == bool(works)
+
+
+@pytest.mark.parametrize("answer, words", [
+    (2.0, "largest key wins"),
+    (0.97, "looks like a weight"),
+    (0, "each token gets a third"),
+    (-1.0, "right direction"),
+    ([-4, -5], "one number"),
+    (True, "truth value"),
+    ("-4", "text"),
+])
+def test_q_love_names_mistakes(answer, words):
+    v = check("ex-q-love", answer)
+    assert v.status == "wrong" and words in v.message, v.message
+
+
+# ---- ex-q-llms ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("answer", ["impossible", "Impossible!", " none ", "No such q", "not possible"])
+def test_q_llms_accepts_impossible(answer):
+    v = check("ex-q-llms", answer)
+    assert v.status == "correct" and "1/3" in v.message
+
+
+@settings(max_examples=40, deadline=None)
+@given(q=st.floats(-1e6, 1e6))
+def test_q_llms_every_number_is_wrong_and_explained(q):
+    v = check("ex-q-llms", q)
+    assert v.status == "wrong"
+    assert "no q exists" in v.message and "cosh" in v.message
+
+
+def test_q_llms_search_reports_best_and_not_done_differs():
+    v = check("ex-q-llms", np.linspace(-3, 3, 61))
+    assert v.status == "wrong" and "of the 61 values" in v.message and "0.333" in v.message
+    assert status("ex-q-llms", ...) == "not done"
+    assert status("ex-q-llms", None) == "not done"
+
+
+@pytest.mark.parametrize("answer, words", [
+    ("maybe", "not a q"), (False, "truth value"), ([], "empty")])
+def test_q_llms_other_answers(answer, words):
+    v = check("ex-q-llms", answer)
+    assert v.status == "wrong" and words in v.message
+
+
+def test_no_q_passes_one_third():
+    # The fact the checker relies on, checked independently on a fine grid.
+    q = np.linspace(-20, 20, 40001)
+    w = weights_for_q(q)[:, 2]
+    assert w.max() == pytest.approx(1 / 3) and q[w.argmax()] == pytest.approx(0)
+    winners = set(weights_for_q(q[np.abs(q) > 1e-9]).argmax(axis=1).tolist())
+    assert winners == {0, 1}  # "I" or "love", never "LLMs"
