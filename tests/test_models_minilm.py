@@ -245,3 +245,14 @@ def test_texts_and_remove_are_checked(model):
             model.batch(texts)
     with pytest.raises(TypeError, match="remove must be an iterable"):
         model.run("hi", remove=(0, 1)[0])
+
+
+def test_wordpiece_pieces_are_checked():
+    tok = WordPiece(["[UNK]", "[CLS]", "[SEP]", "ab"])
+    with pytest.raises(TypeError, match="max_word_chars must be a positive integer"):
+        WordPiece(["[UNK]", "[CLS]", "[SEP]"], max_word_chars=2.5)
+    with pytest.raises(ValueError, match="position 1"):
+        tok.word_pieces("a\ud800")
+    with pytest.raises(TypeError, match="text must be a str"):
+        tok.pre_tokenize(b"ab")
+    assert tok.word_pieces("ab") == ["ab"]

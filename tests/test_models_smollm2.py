@@ -295,3 +295,16 @@ def test_grouped_heads_read_their_shared_key_value_head(model):
         np.testing.assert_allclose(A[:, i], A_i, atol=1e-6, err_msg=f"head {i}")
         np.testing.assert_allclose(concat[..., i * model.d_k:(i + 1) * model.d_k], Z_i, atol=1e-5)
     assert not np.allclose(A[:, 0], A[:, r])  # heads of different groups differ
+
+
+def test_rope_checks_its_arguments():
+    X = np.ones((2, 3, 4))
+    with pytest.raises(ValueError, match="even head width"):
+        smollm2.rope(np.ones((3, 5)), 10000.0)
+    with pytest.raises(ValueError, match="base must be above 1"):
+        smollm2.rope(X, 0.5)
+    with pytest.raises(ValueError, match=r"positions must have shape \(T,\) = \(3,\)"):
+        smollm2.rope(X, 10000.0, positions=[0, 1])
+    with pytest.raises(ValueError, match="finite"):
+        smollm2.rope(np.full((3, 4), np.nan), 10000.0)
+    np.testing.assert_allclose(smollm2.rope(X, 10000.0, positions=[0, 1, 2]), smollm2.rope(X, 10000.0))

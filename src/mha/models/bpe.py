@@ -131,6 +131,7 @@ class ByteBPE:
         >>> ByteBPE(["a"], []).pre_tokenize("It's 2024, ok?")
         ['It', "'s", ' ', '2', '0', '2', '4', ',', ' ok', '?']
         """
+        text = check_text(text, "text")
         digits, words = _patterns()
         pieces = []
         for part in digits.split(text):

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validate import as_index_array, check_flag, check_index
+from .._validate import as_float_array, as_index_array, check_flag, check_index, check_ndim, check_number
 from ..attention import grouped_attention, merge_heads, split_heads
 from ..heads import check_layer, group_by_layer, remove_heads, without_each_head
 from ._files import package_file, verified_file
@@ -102,8 +102,15 @@ def rope(X, base, positions=None):
     array([[[ 1.    ,  1.    ],
             [-0.3012,  1.3818]]])
     """
+    X = as_float_array(X, "X")
+    check_ndim(X, "X", 2, "(..., T, d_k)")
     T, d_k = X.shape[-2:]
-    t = np.arange(T) if positions is None else np.asarray(positions)
+    if d_k % 2:
+        raise ValueError(f"X must have an even head width d_k to form pairs, got shape {X.shape}")
+    base = check_number(base, "base", low=1.0, low_open=True)
+    t = np.arange(T) if positions is None else as_index_array(positions, "positions", np.iinfo(np.int64).max)
+    if t.shape != (T,):
+        raise ValueError(f"positions must have shape (T,) = ({T},) to match X {X.shape}, got {t.shape}")
     theta = base ** (-np.arange(0, d_k, 2) / d_k)  # (d_k/2,)
     angle = (t[:, None] * theta[None, :]).astype(X.dtype)  # (T, d_k/2)
     cos, sin = np.cos(angle), np.sin(angle)

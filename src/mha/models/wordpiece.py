@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._validate import check_text
+from .._validate import check_positive_int, check_text
 
 __all__ = ["WordPiece"]
 
@@ -86,7 +86,7 @@ class WordPiece:
             if token not in self.ids:
                 raise ValueError(f"{name} token {token!r} is not in the vocabulary")
         self.unk, self.cls, self.sep = unk, cls, sep
-        self.max_word_chars = max_word_chars
+        self.max_word_chars = check_positive_int(max_word_chars, "max_word_chars")
         kept = sorted((t for t in specials if t in self.ids), key=len, reverse=True)
         self._specials = re.compile("(" + "|".join(map(re.escape, kept)) + ")") if kept else None
 
@@ -126,6 +126,7 @@ class WordPiece:
         >>> WordPiece.pre_tokenize("it's 9.30 (ok)")
         ['it', "'", 's', '9', '.', '30', '(', 'ok', ')']
         """
+        text = check_text(text, "text")
         words = []
         for chunk in text.split():
             start = 0
@@ -141,6 +142,7 @@ class WordPiece:
 
     def word_pieces(self, word: str) -> list:
         """Greedy longest-match split of one word into vocabulary pieces."""
+        word = check_text(word, "word")
         if len(word) > self.max_word_chars:
             return [self.unk]
         pieces, start = [], 0
