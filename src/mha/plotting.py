@@ -7,13 +7,15 @@ weights, the Okabe-Ito palette for categories), labelled axes and tokens.
 
 from __future__ import annotations
 
+import contextlib
 import io
 
 import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
 
-__all__ = ["OKABE_ITO", "SEQUENTIAL", "DIVERGING", "use_book_style", "heatmap", "figure_png"]
+__all__ = ["OKABE_ITO", "SEQUENTIAL", "DIVERGING", "use_book_style", "book_style", "heatmap", "figure_png",
+           "text_colour", "contrast_ratio", "escape_math"]
 
 #: Okabe & Ito's palette, distinguishable with every common colour-vision deficiency.
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
@@ -40,6 +42,28 @@ _STYLE = {
 def use_book_style():
     """Apply the book's matplotlib settings (white background, safe colours)."""
     matplotlib.rcParams.update(_STYLE)
+
+
+@contextlib.contextmanager
+def book_style():
+    """The book's matplotlib settings inside a ``with`` block; the caller's settings come back after."""
+    with matplotlib.rc_context():
+        use_book_style()
+        yield
+
+
+def escape_math(text) -> str:
+    r"""``text`` as a string that matplotlib draws literally: every ``$`` escaped as ``\$``.
+
+    Matplotlib reads a pair of ``$`` as the start and end of a formula, and an
+    unfinished formula (``"$x^$"``) stops the drawing with a parse error. Token
+    names are data, never formulas, so every label built from them goes
+    through here.
+
+    >>> escape_math("$5 a $x^$")
+    '\\$5 a \\$x^\\$'
+    """
+    return str(text).replace("$", r"\$")
 
 
 def heatmap(A, row_labels, col_labels, *, ax=None, title=None, vmin=0.0, vmax=1.0,
@@ -74,8 +98,8 @@ def heatmap(A, row_labels, col_labels, *, ax=None, title=None, vmin=0.0, vmax=1.
     if ax is None:
         _, ax = plt.subplots(figsize=(0.6 * A.shape[1] + 1.6, 0.5 * A.shape[0] + 1.2))
     im = ax.imshow(A, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
-    ax.set_xticks(range(A.shape[1]), labels=list(col_labels))
-    ax.set_yticks(range(A.shape[0]), labels=list(row_labels))
+    ax.set_xticks(range(A.shape[1]), labels=[escape_math(t) for t in col_labels])
+    ax.set_yticks(range(A.shape[0]), labels=[escape_math(t) for t in row_labels])
     if xlabel:
         ax.set_xlabel(xlabel)
     if ylabel:
@@ -84,25 +108,43 @@ def heatmap(A, row_labels, col_labels, *, ax=None, title=None, vmin=0.0, vmax=1.
         ax.set_title(title)
     if annotate:
         for (r, c), value in np.ndenumerate(A):
-            colour = _text_colour(im.cmap(im.norm(value)))
+            colour = text_colour(im.cmap(im.norm(value)))
             ax.text(c, r, fmt.format(value), ha="center", va="center", color=colour, fontsize=9)
     if colorbar:
         ax.figure.colorbar(im, ax=ax, shrink=0.8)
     return im
 
 
-def _text_colour(rgba) -> str:
-    """Black or white, whichever contrasts more with a cell of colour ``rgba``.
+def _luminance(rgba) -> float:
+    """Relative luminance of an sRGB colour (WCAG 2), from 0 (black) to 1 (white)."""
+    linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in rgba[:3]]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def contrast_ratio(fg, bg) -> float:
+    """WCAG 2 contrast ratio of two colours, ``(L_light + 0.05) / (L_dark + 0.05)``, from 1 to 21.
+
+    Colours are anything matplotlib reads (``"white"``, ``"#0072B2"``, an RGBA tuple).
+
+    >>> round(contrast_ratio("black", "white"), 1)
+    21.0
+    """
+    light, dark = sorted((_luminance(matplotlib.colors.to_rgba(c)) for c in (fg, bg)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def text_colour(background) -> str:
+    """Black or white, whichever contrasts more with a cell of colour ``background``.
 
     Uses the relative luminance L of WCAG 2: black text wins when L > 0.179, where both
-    contrast ratios, (L + 0.05) / 0.05 and 1.05 / (L + 0.05), are equal.
+    contrast ratios, (L + 0.05) / 0.05 and 1.05 / (L + 0.05), are equal. The ratio of the
+    winner is therefore never below 0.229 / 0.05 = 4.58, above WCAG's 4.5 for normal text,
+    whatever the background.
 
-    >>> _text_colour((1.0, 1.0, 0.0, 1.0)), _text_colour((0.27, 0.0, 0.33, 1.0))
-    ('black', 'white')
+    >>> text_colour((1.0, 1.0, 0.0, 1.0)), text_colour((0.27, 0.0, 0.33, 1.0)), text_colour("#0072B2")
+    ('black', 'white', 'white')
     """
-    linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in rgba[:3]]
-    luminance = 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
-    return "black" if luminance > 0.179 else "white"
+    return "black" if _luminance(matplotlib.colors.to_rgba(background)) > 0.179 else "white"
 
 
 def figure_png(fig, *, close=True) -> bytes:
