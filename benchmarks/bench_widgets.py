@@ -6,11 +6,16 @@ For each widget it prints
              the median of a few builds,
   * page KB: bytes the widget adds to the page, i.e. the JSON of its embedded widget state
              (ipywidgets.embed.embed_data on the widget's own models), and the PNG bytes inside it,
+  * stored KB: the same state with every key kept, default values included, as the built page
+             stores it (the notebook's saved widget state keeps them all),
   * live ms: median time of one live update (compute + render) over 50 updates of the widget's
              live version (q_sweep_live, h_sweep_live, dk_sweep_live) in this process, without the
              browser or kernel round trip; the h row of the worked example uses a random layer of
              the same size (d = 4, three tokens).
 Targets from the issue: build <= 1.5 s, page <= 1 MB per widget, live update <= 50 ms median.
+
+A last row builds chapter 9's head slider (every head of all-MiniLM-L6-v2 on the map sentence,
+with mha.frames.heatmap_frames), when the weights package is installed.
 
 Run:  .venv/bin/python benchmarks/bench_widgets.py
 """
@@ -27,7 +32,7 @@ from ipywidgets.widgets.widget import _instances
 from ipywidgets.widgets.widget_link import Link
 
 import mha
-from mha import rank, widgets
+from mha import frames, heads, rank, widgets
 
 BUILDS = 3
 UPDATES = 50
@@ -39,18 +44,19 @@ def frame_images(box):
     return [page.children[0].value for page in stack.children]
 
 
-def page_bytes(box):
+def page_bytes(box, *, drop_defaults=True):
     """Embedded state of the widget's models plus the jslink that ties slider to frames."""
     slider = box.children[1]
     links = [w for w in list(_instances.values()) if isinstance(w, Link) and w.source[0] is slider]
-    data = embed_data(views=[box], state=dependency_state([box, *links]))
+    data = embed_data(views=[box], state=dependency_state([box, *links], drop_defaults=drop_defaults),
+                      drop_defaults=drop_defaults)
     return len(json.dumps(data["manager_state"])) + len(json.dumps(data["view_specs"]))
 
 
 def build_seconds(make):
     times = []
     for _ in range(BUILDS):
-        rank._fit_cached.cache_clear()
+        rank.clear_fit_cache()
         start = time.perf_counter()
         box = make()
         times.append(time.perf_counter() - start)
@@ -90,10 +96,33 @@ def cold_target_seconds(n):
     box = widgets.dk_sweep_live(n=n)
     table = box.children[1]
     A = rank.target_random(n, seed=7)
-    rank._fit_cached.cache_clear()
+    rank.clear_fit_cache()
     start = time.perf_counter()
     table.value = "\n".join(" ".join(f"{v:.4f}" for v in row) for row in A)
     return time.perf_counter() - start
+
+
+def real_heads_slider():
+    """Chapter 9's slider: one heatmap frame per head of all-MiniLM-L6-v2 (None without its weights)."""
+    from mha.models import minilm
+    from mha.models._files import WeightsError
+    from mha.models.texts import MAP_SENTENCE
+    try:
+        encoder = minilm.load()
+    except WeightsError:  # the weights package is not installed
+        return None
+    run = encoder.run(MAP_SENTENCE)
+    tokens, A = run.batch.tokens[0], run.attention(0)  # (L, h, T, T)
+    index = list(np.ndindex(*A.shape[:2]))
+
+    def make():
+        pngs = frames.heatmap_frames(A.reshape(-1, *A.shape[2:]), tokens, tokens,
+                                     titles=[f"layer {l}, head {i}" for l, i in index])
+        captions = [f"Layer {l}, head {i}: previous token {heads.previous_token_mass(A[l, i]):.2f}, "
+                    f"[CLS] {heads.position_mass(A[l, i], 0):.2f}." for l, i in index]
+        return frames.frame_stack(list(zip(pngs, captions)), [f"layer {l} · head {i}" for l, i in index],
+                                  start=2, description="head", intro="Attention maps.", dom_class="mha-real-heads")
+    return make
 
 
 def main():
@@ -108,13 +137,18 @@ def main():
         ("dk_sweep(n=6)", lambda: widgets.dk_sweep(n=6), lambda: live_dk(6)),
     ]
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} (other work slows every figure)")
-    head = f"{'widget':30s} {'frames':>6s} {'build s':>8s} {'page KB':>8s} {'PNG KB':>7s} {'max PNG KB':>10s} {'live ms':>8s}"
+    real = real_heads_slider()
+    if real is not None:
+        cases.append(("chapter 9 head slider", real, lambda: float("nan")))
+    head = (f"{'widget':30s} {'frames':>6s} {'build s':>8s} {'page KB':>8s} {'stored KB':>9s} {'PNG KB':>7s} "
+            f"{'max PNG KB':>10s} {'live ms':>8s}")
     print(head)
     print("-" * len(head))
     for name, make, live in cases:
         seconds, box = build_seconds(make)
         pngs = frame_images(box)
         print(f"{name:30s} {len(pngs):6d} {seconds:8.2f} {page_bytes(box) / 1e3:8.0f} "
+              f"{page_bytes(box, drop_defaults=False) / 1e3:9.0f} "
               f"{sum(map(len, pngs)) / 1e3:7.0f} {max(map(len, pngs)) / 1e3:10.1f} {live():8.1f}")
     for n in (4, 6):
         print(f"dk_sweep_live(n={n}): a new typed target (fits for every d_k, then the picture): "

@@ -1,110 +1,18 @@
-"""Tests of mha.rank: the q sweep's facts, the d_k floor, the head split, inputs."""
+"""Tests of mha.rank: target patterns, the rank floor of a pattern, the d_k fits, inputs."""
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+import sympy as sp
 
 import mha
 from mha import rank
 
 SETTINGS = settings(max_examples=40, deadline=None)
-KEYS = (2, 0, 1)  # "I love LLMs": I has the largest key, love the smallest, LLMs the middle one
 
 
-# ================================================================ q sweep
-def test_q_sweep_rows_are_softmax_of_q_times_keys():
-    q = np.linspace(-3, 3, 7)
-    W = rank.q_sweep_weights(q, KEYS)
-    assert W.shape == (7, 3)
-    for qi, row in zip(q, W):
-        e = np.exp(qi * np.array(KEYS, float))
-        np.testing.assert_allclose(row, e / e.sum(), rtol=1e-12)
-    assert rank.q_sweep_weights(1.5, KEYS).shape == (3,)
-
-
-def test_only_the_largest_or_smallest_key_ever_wins():
-    W = rank.q_sweep_weights(np.linspace(-30, 30, 6001), KEYS)
-    winners = set(W.argmax(axis=1)[np.ptp(W, axis=1) > 1e-12].tolist())
-    assert winners == {0, 1}  # I and love; never LLMs
-    assert (W[:, 2] <= W.max(axis=1)).all()
-
-
-def test_middle_token_peaks_at_exactly_one_third_at_q_zero():
-    np.testing.assert_array_equal(rank.q_sweep_weights(0.0, KEYS), np.full(3, 1 / 3))
-    q, w = rank.q_peak(KEYS, 2)
-    assert q == 0.0 and w == pytest.approx(1 / 3, abs=1e-15)
-    grid = rank.q_sweep_weights(np.linspace(-10, 10, 2001), KEYS)[:, 2]
-    assert grid.max() <= 1 / 3 + 1e-15
-    assert rank.q_peak(KEYS, 0) == (np.inf, 1.0) and rank.q_peak(KEYS, 1) == (-np.inf, 1.0)
-
-
-def test_love_passes_095_below_q_minus_2_99():
-    q_star = rank.q_threshold(KEYS, 1, 0.95)
-    # love's weight is 1 / (1 + e^{2q} + e^{q}); it equals 0.95 where x = e^q solves x^2 + x = 1/19.
-    exact = np.log((-1 + np.sqrt(1 + 4 / 19)) / 2)
-    assert q_star == pytest.approx(exact, abs=1e-10)
-    assert -3.0 < q_star < -2.99
-    w = rank.q_sweep_weights([q_star - 1e-6, q_star, q_star + 1e-6, -2.99], KEYS)[:, 1]
-    assert w[0] > 0.95 > w[2] and w[1] == pytest.approx(0.95, abs=1e-9) and w[3] < 0.95
-
-
-@st.composite
-def distinct_keys(draw):
-    n = draw(st.integers(3, 6))
-    keys = draw(st.lists(st.integers(-5, 5), min_size=n, max_size=n, unique=True))
-    return np.array(keys, float)
-
-
-@SETTINGS
-@given(distinct_keys(), st.floats(-8, 8).filter(lambda q: abs(q) > 1e-3))
-def test_winner_is_an_extreme_key_for_any_keys(keys, q):
-    w = rank.q_sweep_weights(q, keys)
-    assert w.argmax() == (keys.argmax() if q > 0 else keys.argmin())
-
-
-@SETTINGS
-@given(distinct_keys(), st.floats(0.4, 0.99))
-def test_thresholds_of_extreme_keys(keys, p):
-    lo, hi = int(keys.argmin()), int(keys.argmax())
-    q_lo, q_hi = rank.q_threshold(keys, lo, p), rank.q_threshold(keys, hi, p)
-    w = rank.q_sweep_weights([q_lo - 1e-3, q_lo + 1e-3, q_hi - 1e-3, q_hi + 1e-3], keys)
-    assert w[0, lo] > p > w[1, lo]  # smallest key: above p for q < q*
-    assert w[2, hi] < p < w[3, hi]  # largest key: above p for q > q*
-
-
-@SETTINGS
-@given(distinct_keys())
-def test_middle_keys_peak_below_the_winner(keys):
-    grid = np.linspace(-12, 12, 481)
-    W = rank.q_sweep_weights(grid, keys)
-    for j in np.argsort(keys)[1:-1]:
-        q, w = rank.q_peak(keys, int(j))
-        assert np.isfinite(q)
-        assert w >= W[:, j].max() - 1e-9  # no grid point beats the peak
-        at_peak = rank.q_sweep_weights(q, keys)
-        assert at_peak[j] == pytest.approx(w, abs=1e-12)
-        assert at_peak.max() > w or np.isclose(q, 0.0)  # someone else leads, or all tie at q = 0
-
-
-@pytest.mark.parametrize("call, error, words", [
-    (lambda: rank.q_threshold(KEYS, 2), ValueError, "q_peak"),
-    (lambda: rank.q_threshold(KEYS, 1, p=1.0), ValueError, "p must be"),
-    (lambda: rank.q_threshold((1, 1, 0), 0, p=0.6), ValueError, "1/2"),
-    (lambda: rank.q_threshold(KEYS, 3), ValueError, "index=3"),
-    (lambda: rank.q_threshold(KEYS, 1.0), TypeError, "index"),
-    (lambda: rank.q_sweep_weights(0.0, (1,)), ValueError, "keys"),
-    (lambda: rank.q_sweep_weights(0.0, [[1, 2]]), ValueError, "keys"),
-    (lambda: rank.q_sweep_weights(0.0, (1, np.nan)), ValueError, "keys"),
-    (lambda: rank.q_sweep_weights([[0.0]], KEYS), ValueError, "q_values"),
-    (lambda: rank.q_sweep_weights("a", KEYS), TypeError, "q_values"),
-])
-def test_q_sweep_bad_input(call, error, words):
-    with pytest.raises(error, match=words):
-        call()
-
-
-# ================================================================ d_k sweep: the floor
+# ================================================================ fits: the floor
 @pytest.mark.parametrize("n", [3, 4, 5])
 def test_diagonal_target_needs_exactly_n_minus_1(n):
     A = rank.target_diagonal(n)
@@ -213,9 +121,9 @@ def test_tiny_target_weights_do_not_make_the_kl_infinite():
 
 
 @pytest.mark.parametrize("target, d_k, kwargs, error, words", [
-    (np.eye(3), 1, {}, ValueError, "positive"),
+    (np.eye(3), 1, {}, ValueError, "above 0"),
     (np.full((3, 3), 0.5), 1, {}, ValueError, "sums to 1.5"),
-    (np.full(3, 1 / 3), 1, {}, ValueError, "matrix"),
+    (np.full(3, 1 / 3), 1, {}, ValueError, "axes"),
     (np.full((2, 2), np.nan), 1, {}, ValueError, "finite"),
     ([["a", "b"]], 1, {}, TypeError, "real numbers"),
     (None, 1, {}, TypeError, "target"),
@@ -223,6 +131,11 @@ def test_tiny_target_weights_do_not_make_the_kl_infinite():
     (rank.target_diagonal(3), 1.5, {}, TypeError, "d_k"),
     (rank.target_diagonal(3), 1, {"seed": -1}, ValueError, "seed"),
     (rank.target_diagonal(3), 1, {"restarts": "2"}, TypeError, "restarts"),
+    (rank.target_diagonal(3), 1, {"restarts": -1}, ValueError, "restarts"),
+    (rank.target_diagonal(3), True, {}, TypeError, "d_k"),
+    (np.zeros((0, 3)), 1, {}, ValueError, "no rows"),
+    (np.ones((1, 2, 2)) / 2, 1, {}, ValueError, "axes"),
+    (np.ma.masked_array(rank.target_diagonal(3)), 1, {}, TypeError, "masked"),
 ])
 def test_fit_bad_input(target, d_k, kwargs, error, words):
     with pytest.raises(error, match=words):
@@ -232,85 +145,110 @@ def test_fit_bad_input(target, d_k, kwargs, error, words):
 @pytest.mark.parametrize("call, error, words", [
     (lambda: rank.target_diagonal(0), ValueError, "n"),
     (lambda: rank.target_diagonal(3, on=-1), ValueError, "on"),
-    (lambda: rank.target_first_token(3, off=[0.1, 0.2]), ValueError, "off"),
+    (lambda: rank.target_first_token(3, off=[0.1, 0.2]), TypeError, "off"),
     (lambda: rank.target_previous_token(4, width=0), ValueError, "width"),
     (lambda: rank.target_previous_token(40, width=0.2), ValueError, "underflow"),
     (lambda: rank.target_random(3, seed=1.5), TypeError, "seed"),
     (lambda: rank.target_random(3, concentration=0), ValueError, "concentration"),
-    (lambda: rank.kl_rows(rank.target_diagonal(3), np.ones((2, 2))), ValueError, "shape"),
+    (lambda: rank.kl_rows(rank.target_diagonal(3), np.full((2, 2), 0.5)), ValueError, "shape"),
+    (lambda: rank.kl_rows(rank.target_diagonal(3), np.ones((3, 3))), ValueError, "sum to 1"),
+    (lambda: rank.target_diagonal(3, on=np.nan), ValueError, "on"),
+    (lambda: rank.target_local_band(4, width=np.inf), ValueError, "width"),
+    (lambda: rank.target_random(3, seed=True), TypeError, "seed"),
 ])
 def test_target_bad_input(call, error, words):
     with pytest.raises(error, match=words):
         call()
 
 
-# ================================================================ h sweep: who gets what
-@st.composite
-def split_sizes(draw):
-    T = draw(st.integers(1, 5))
-    h = draw(st.integers(1, 6))
-    d_k = draw(st.integers(1, 4))
-    return T, h * d_k, h
+# ================================================================ the floor of a pattern
+def centred_rank(L):
+    """rank of L (I - J/n) for an integer matrix L, in SymPy's exact arithmetic (no tolerance)."""
+    M = sp.Matrix(L.shape[0], L.shape[1], lambda i, j: sp.Rational(int(L[i, j]), 1))
+    n = L.shape[1]
+    return (M * (sp.eye(n) - sp.ones(n, n) / n)).rank()
+
+
+def test_floor_of_the_diagonal_target_is_n_minus_1():
+    assert rank.score_rank_floor(rank.target_diagonal(3)) == 2
+    for n in (4, 6, 9):
+        assert rank.score_rank_floor(rank.target_diagonal(n, on=0.5, off=0.2)) == n - 1
+
+
+def test_floor_of_the_first_token_target_is_1():
+    for n in (2, 3, 7):
+        assert rank.score_rank_floor(rank.target_first_token(n)) == 1
+
+
+def test_floor_of_smooth_positional_targets_is_2():
+    assert rank.score_rank_floor(rank.target_previous_token(8, width=0.8)) == 2
+    assert rank.score_rank_floor(rank.target_local_band(8, width=1.5)) == 2
+
+
+def test_uniform_target_has_floor_0():
+    assert rank.score_rank_floor(np.full((4, 5), 0.2)) == 0  # S = 0 works
+    assert rank.score_rank_floor(np.ones((3, 1))) == 0  # one key: every S works
+
+
+def test_floor_where_log_a_has_two_equal_rows():
+    rows = np.array([[0.5, 0.3, 0.2], [0.5, 0.3, 0.2], [0.2, 0.3, 0.5]])
+    log_rank = int(np.linalg.matrix_rank(np.log(rows)))
+    assert log_rank == 2  # the theorem's bound: rank(log A) - 1 = 1 ...
+    assert rank.score_rank_floor(rows) == 2  # ... but no S of rank 1 gives these rows
+    C = np.log(rows) - np.log(rows).mean(axis=1, keepdims=True)
+    np.testing.assert_allclose(mha.softmax(C), rows, rtol=1e-12)  # the centred log itself reaches it
+
+
+def test_floor_reaches_the_theorems_bound_when_ones_are_in_the_row_space():
+    # Scores of rank 2 whose row space holds the all-ones row: centring removes one rank.
+    logits = np.array([[0.0, 1.0, 2.0], [1.0, 1.0, 1.0], [1.0, 2.0, 3.0]])  # row 2 = row 0 + ones
+    A = mha.softmax(logits)
+    assert rank.score_rank_floor(A) == 1
+    assert int(np.linalg.matrix_rank(np.log(A))) == 2
 
 
 @SETTINGS
-@given(split_sizes())
-def test_right_split_traces_split_heads(sizes):
-    T, d, h = sizes
-    X = np.random.default_rng(d * 7 + T).normal(size=(T, d))
-    split = rank.head_split(T, d, h)
-    np.testing.assert_array_equal(X[split.token, split.column], mha.split_heads(X, h))
-    d_k = d // h
-    for i in range(h):  # head i: columns i*d_k .. (i+1)*d_k - 1 of every token, tokens in order
-        np.testing.assert_array_equal(split.column[i], np.tile(np.arange(i * d_k, (i + 1) * d_k), (T, 1)))
-        np.testing.assert_array_equal(split.token[i], np.repeat(np.arange(T)[:, None], d_k, axis=1))
-    assert not split.mixes_tokens
+@given(st.integers(1, 4), st.integers(2, 7), st.integers(2, 7), st.integers(0, 10**6))
+def test_floor_is_the_rank_of_the_centred_scores(r, T, n, seed):
+    # Integer scores of rank <= r: their softmax is a target reached by a head of width r.
+    rng = np.random.default_rng(seed)
+    S = rng.integers(-3, 4, size=(T, r)) @ rng.integers(-3, 4, size=(r, n))  # (T, n)
+    A = mha.softmax(S.astype(float))
+    floor = rank.score_rank_floor(A)
+    assert floor == centred_rank(S) and floor <= min(r, n - 1)
 
 
 @SETTINGS
-@given(split_sizes())
-def test_wrong_split_traces_the_direct_reshape_and_mixes_tokens(sizes):
-    T, d, h = sizes
-    X = np.random.default_rng(d * 7 + T).normal(size=(T, d))
-    wrong = rank.head_split(T, d, h, wrong=True)
-    np.testing.assert_array_equal(X[wrong.token, wrong.column], X.reshape(h, T, d // h))
-    assert wrong.mixes_tokens == (h > 1 and T > 1)
+@given(st.integers(2, 6), st.integers(0, 10**6))
+def test_a_head_as_wide_as_the_floor_fits_and_one_narrower_does_not(n, seed):
+    A = rank.target_random(n, seed=seed)
+    floor = rank.score_rank_floor(A)
+    assert floor == n - 1  # a random pattern: its centred log has full rank n - 1
+    assert rank.fit_scores(A, floor, restarts=0).kl < 1e-8
 
 
-@SETTINGS
-@given(split_sizes(), st.booleans())
-def test_owner_is_the_inverse_of_the_split(sizes, wrong):
-    T, d, h = sizes
-    split = rank.head_split(T, d, h, wrong=wrong)
-    heads = np.broadcast_to(np.arange(h)[:, None, None], split.token.shape)
-    np.testing.assert_array_equal(split.owner[split.token, split.column], heads)
-    assert np.bincount(split.owner.ravel(), minlength=h).tolist() == [T * d // h] * h
+def test_floor_in_float32_uses_float32_rounding():
+    A = rank.target_previous_token(6, width=0.9).astype(np.float32)
+    A = A / A.sum(axis=1, keepdims=True)
+    assert rank.score_rank_floor(A) == 2
 
 
-def test_divisors_and_split_errors():
-    assert rank.divisors(12) == (1, 2, 3, 4, 6, 12) and rank.divisors(7) == (1, 7)
-    with pytest.raises(ValueError, match="h=5 does not divide"):
-        rank.head_split(3, 12, 5)
-    with pytest.raises(TypeError, match="T"):
-        rank.head_split(2.0, 4, 2)
+@pytest.mark.parametrize("A, kwargs, error, words", [
+    (np.eye(3), {}, ValueError, "above 0"),
+    (np.full((2, 2), 0.3), {}, ValueError, "sum to 1"),
+    (np.full(3, 1 / 3), {}, ValueError, "axes"),
+    (np.zeros((0, 3)), {}, ValueError, "no rows"),
+    (np.full((2, 2), np.nan), {}, ValueError, "finite"),
+    (rank.target_diagonal(3), {"tol": -1.0}, ValueError, "tol"),
+    (rank.target_diagonal(3), {"tol": "small"}, TypeError, "tol"),
+])
+def test_floor_bad_input(A, kwargs, error, words):
+    with pytest.raises(error, match=words):
+        rank.score_rank_floor(A, **kwargs)
 
 
-def test_h_sweep_frames_of_the_worked_example():
-    ex = mha.examples.i_love_llms()
-    frames = rank.h_sweep_frames(ex)
-    assert [f.h for f in frames] == [1, 2, 4] and [f.d_k for f in frames] == [4, 2, 1]
-    _, A = mha.multi_head_attention(ex.X, *ex.weights, h=2)
-    np.testing.assert_array_equal(frames[1].weights, A)
-    for f in frames:
-        np.testing.assert_allclose(f.weights.sum(axis=-1), 1)
-        assert not f.right.mixes_tokens and f.wrong.mixes_tokens == (f.h > 1)
-
-
-def test_random_layer_is_seeded():
-    a, b = rank.random_layer(("x", "y"), 6, seed=1), rank.random_layer(("x", "y"), 6, seed=1)
-    c = rank.random_layer(("x", "y"), 6, seed=2)
-    np.testing.assert_array_equal(a.W_Q, b.W_Q)
-    assert not np.allclose(a.W_Q, c.W_Q)
-    assert a.X.shape == (2, 6) and a.tokens == ("x", "y")
-    with pytest.raises(ValueError, match="tokens"):
-        rank.random_layer((), 6)
+def test_the_tolerance_decides_which_singular_values_count():
+    A = rank.target_diagonal(4)  # centred log = log(8) (I - J/4): three singular values log 8, one 0
+    assert rank.score_rank_floor(A) == rank.score_rank_floor(A, tol=1e-3) == 3
+    assert rank.score_rank_floor(A, tol=2.0) == 3 and rank.score_rank_floor(A, tol=2.1) == 0
+    assert rank.score_rank_floor(A, tol=0.0) >= 3  # without a tolerance, rounding may count too

@@ -8,11 +8,12 @@ import numpy as np
 import pytest
 from ipywidgets.embed import dependency_state, embed_data
 from ipywidgets.widgets.widget import _instances
-
 from ipywidgets.widgets.widget_link import Link
+import matplotlib
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 import mha
-from mha import rank, widgets
+from mha import plotting, split_trace, widgets
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -119,7 +120,7 @@ def test_bad_input_is_refused():
     with pytest.raises(ValueError, match="target"):
         widgets.dk_sweep(target=np.ones((3, 3)))
     with pytest.raises(ValueError, match="does not divide"):
-        rank.head_split(2, 5, 2)
+        split_trace.head_split(2, 5, 2)
 
 
 def test_q_sweep_live_redraws_and_takes_new_keys():
@@ -159,3 +160,102 @@ def test_h_sweep_live_takes_a_new_sentence():
     assert bytes(image.value) != first and "one, one, one" in caption.value  # head 1 holds "one" thrice
     width.value = 4
     assert list(h.options) == [1, 2, 4]
+
+
+# ================================================================ adversarial input
+MATH_TOKENS = ("$x^$", "b", "$\\frac{$")  # an unfinished formula would stop matplotlib
+
+
+def test_dollar_tokens_are_drawn_literally_in_every_sweep():
+    for box in (widgets.q_sweep(tokens=MATH_TOKENS), widgets.h_sweep(d=4, tokens=MATH_TOKENS),
+                widgets.dk_sweep(n=3, tokens=MATH_TOKENS)):
+        shown = frames(box)
+        assert all(png.startswith(PNG_MAGIC) for png, _ in shown)
+    assert "$x^$" in frames(widgets.q_sweep(tokens=MATH_TOKENS))[0][1]  # the caption keeps the token
+    assert plt.get_fignums() == []
+
+
+def picture_of_text(text, **kwargs):
+    fig = matplotlib.figure.Figure(figsize=(2, 0.5))
+    fig.text(0.05, 0.3, text, **kwargs)
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    return bytes(canvas.buffer_rgba())
+
+
+def test_escaped_labels_render_as_the_token():
+    token = "$x^$ or $\\frac{$"
+    with pytest.raises(ValueError):
+        picture_of_text(token)  # matplotlib reads it as a broken formula
+    # Escaped, it looks exactly like the token drawn with formulas switched off.
+    assert picture_of_text(plotting.escape_math(token)) == picture_of_text(token, parse_math=False)
+
+
+def test_live_boxes_take_dollar_tokens():
+    box = widgets.h_sweep_live(d=4, tokens=("a", "b"))
+    _, sentence, width, h, message, image, caption = box.children
+    first = bytes(image.value)
+    sentence.value = "$\\frac{$ $x^$ ok"
+    h.value = 2
+    assert message.value == "" and bytes(image.value) != first and "$\\frac{$, $\\frac{$" in caption.value
+    box = widgets.q_sweep_live(tokens=MATH_TOKENS)
+    _, keys, q, message, image, caption = box.children
+    q.value = 1.0
+    assert "$x^$" in caption.value and bytes(image.value).startswith(PNG_MAGIC)
+
+
+@pytest.mark.parametrize("call, error, words", [
+    (lambda: widgets.q_sweep(q_values=[]), ValueError, "q_values is empty"),
+    (lambda: widgets.q_sweep(q_values=[0.0, 0.0]), ValueError, "distinct"),
+    (lambda: widgets.q_sweep(q_values=[[0.0]]), ValueError, "q_values"),
+    (lambda: widgets.q_sweep(q_values=[0.0, np.nan]), ValueError, "q_values"),
+    (lambda: widgets.q_sweep(keys=()), ValueError, "keys"),
+    (lambda: widgets.q_sweep(tokens="abc"), TypeError, "one string"),
+    (lambda: widgets.dk_sweep(d_k_values=[]), ValueError, "d_k_values is empty"),
+    (lambda: widgets.dk_sweep(d_k_values=[1, 1]), ValueError, "distinct"),
+    (lambda: widgets.dk_sweep(d_k_values=[0]), ValueError, "d_k_values"),
+    (lambda: widgets.dk_sweep(d_k_values=2), TypeError, "d_k_values"),
+    (lambda: widgets.dk_sweep(n=0), ValueError, "n must be"),
+    (lambda: widgets.dk_sweep(n=2.5), TypeError, "n"),
+    (lambda: widgets.dk_sweep(target=np.full((2, 3), 1 / 3)), ValueError, "square"),
+    (lambda: widgets.dk_sweep_live(target=np.eye(3)), ValueError, "above 0"),
+    (lambda: widgets.h_sweep(tokens=()), ValueError, "tokens"),
+    (lambda: widgets.h_sweep(d=0), ValueError, "d must be"),
+    (lambda: widgets.h_sweep(d=1000), ValueError, "at most"),
+    (lambda: widgets.h_sweep(seed=-1), ValueError, "seed"),
+    (lambda: widgets.h_sweep(seed=np.nan), TypeError, "seed"),
+    (lambda: widgets.h_sweep(layer="I love LLMs"), TypeError, "WorkedExample"),
+    (lambda: widgets.h_sweep_live(tokens=()), ValueError, "tokens"),
+])
+def test_bad_arguments_get_clear_errors(call, error, words):
+    with pytest.raises(error, match=words):
+        call()
+
+
+def test_h_sweep_live_refuses_a_sentence_too_long_to_draw():
+    box = widgets.h_sweep_live(d=4, tokens=("a", "b"))
+    _, sentence, width, h, message, image, caption = box.children
+    before = bytes(image.value)
+    sentence.value = " ".join(["w"] * (widgets.MAX_TOKENS + 1))
+    assert "Not changed" in message.value and "at most" in message.value and bytes(image.value) == before
+
+
+# ================================================================ text colour on the cells
+def test_cell_text_colour_is_the_wcag_rule_of_mha_plotting():
+    values = np.linspace(0, 1, 1001)
+    image = plotting.heatmap(values.reshape(-1, 1), [str(i) for i in range(values.size)], ["v"], annotate=False)
+    texts = [image.axes.text(0, i, "") for i in range(values.size)]
+    widgets._fill_cells(texts, image, values)
+    viridis = matplotlib.colormaps["viridis"]
+    for text, v in zip(texts, values):
+        assert text.get_color() == plotting.text_colour(viridis(v))
+        assert plotting.contrast_ratio(text.get_color(), viridis(v)) >= 4.5, v
+    plt.close("all")
+
+
+def test_wcag_rule_beats_the_old_half_way_rule_on_viridis():
+    viridis = matplotlib.colormaps["viridis"]
+    old = [v for v in np.linspace(0, 1, 1001)
+           if plotting.contrast_ratio("white" if v < 0.5 else "black", viridis(v)) < 4.5]
+    assert old and min(old) > 0.4 and max(old) < 0.5  # the cells the old rule got wrong
+    assert all(plotting.contrast_ratio(plotting.text_colour(viridis(v)), viridis(v)) >= 4.5 for v in old)

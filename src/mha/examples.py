@@ -11,7 +11,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["WorkedExample", "i_love_llms"]
+from ._validate import check_count, check_number, check_positive_int
+
+__all__ = ["WorkedExample", "i_love_llms", "random_layer"]
 
 
 @dataclass(frozen=True)
@@ -74,3 +76,42 @@ def i_love_llms():
         W_O=_frozen([[0, 0, 1, 1], [1, 1, 0, 0], [0, 1, -1, 1], [1, 0, 0, 0]]),
         h=2,
     )
+
+
+def random_layer(tokens, d, *, seed=0, scale=1.3):
+    """A seeded random attention layer for a sentence, as a :class:`WorkedExample`.
+
+    ``X`` has standard normal entries; ``W_Q``, ``W_K``, ``W_V`` and ``W_O``
+    have standard deviation ``scale / sqrt(d)``, so every entry of ``Q`` has
+    standard deviation ``scale`` and the scaled scores about ``scale**2``,
+    whatever the head width. ``h`` is set to 1: the layer can be split any way.
+
+    Parameters
+    ----------
+    tokens : sequence of str
+        The sentence, one entry per row of ``X`` (at least one).
+    d : int
+        Model width.
+    seed : int
+        Seed of the random numbers (at least 0).
+    scale : float
+        Positive, finite.
+
+    Examples
+    --------
+    >>> layer = random_layer(("the", "cat", "sat"), d=6)
+    >>> layer.X.shape, layer.W_Q.shape
+    ((3, 6), (6, 6))
+    """
+    if isinstance(tokens, str):
+        raise TypeError(f"tokens must be a sequence of words, not one string ({tokens!r}); "
+                        "split it first, e.g. tokens.split()")
+    tokens = tuple(str(t) for t in tokens)
+    if not tokens:
+        raise ValueError("tokens must name at least one token")
+    d = check_positive_int(d, "d")
+    rng = np.random.default_rng(check_count(seed, "seed"))
+    scale = check_number(scale, "scale", low=0.0, low_open=True)
+    X = rng.standard_normal((len(tokens), d))
+    W_Q, W_K, W_V, W_O = (rng.standard_normal((d, d)) * (scale / np.sqrt(d)) for _ in range(4))
+    return WorkedExample(tokens=tokens, X=X, W_Q=W_Q, W_K=W_K, W_V=W_V, W_O=W_O, h=1)

@@ -15,83 +15,38 @@ shows another frame with no Python behind it. In a live kernel the same
 widgets work, and :func:`q_sweep_live` and :func:`dk_sweep_live` take free
 input (your own keys, your own target) and redraw on every change.
 
-This module only draws and links; the numbers come from :mod:`mha.rank`.
+This module only draws and links. The numbers come from :mod:`mha.width_one`
+(the q sweep), :mod:`mha.split_trace` (the h sweep) and :mod:`mha.rank` (the
+d_k sweep); the frame stack and its painter are :mod:`mha.frames`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import html
-import io
 
 import ipywidgets as widgets
 import matplotlib
 import numpy as np
-from ipywidgets.widgets.widget_string import HTMLStyle
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
-from PIL import Image as PILImage
 
-from . import rank
-from .plotting import OKABE_ITO, heatmap, use_book_style
+from ._validate import as_float_array, check_ndim, check_positive_int, check_prob_rows
+from .examples import WorkedExample, random_layer
+from .frames import FramePainter, caption_html, canvas_png, frame_stack
+from .plotting import OKABE_ITO, book_style, escape_math, heatmap, text_colour
+from .rank import fit_scores, target_diagonal
+from .split_trace import h_sweep_frames
+from .width_one import as_keys, q_peak, q_sweep_weights, q_threshold
 
 __all__ = ["canvas_png", "dk_sweep", "dk_sweep_live", "frame_stack", "h_sweep", "h_sweep_live", "q_sweep",
            "q_sweep_live"]
 
 #: Okabe-Ito without black: one colour per token or head (black is kept for text and markers).
 PALETTE = OKABE_ITO[:7]
-_DARK = {"#0072B2", "#009E73", "#D55E00", "#CC79A7"}  # colours that need white text
+MAX_WIDTH = 64  # the h sweep draws one cell per column: wider layers would not be legible
+MAX_TOKENS = 32
 KL_FLOOR = 1e-9  # a KL below this is drawn on the floor of the log axis and read "≈ 0"
 FIG_WIDTH = 7.0  # inches at 100 dpi: about the width of the book's text column, so text shows at size
-
-
-@contextlib.contextmanager
-def _book_style():
-    """The book's matplotlib style, without changing the caller's settings."""
-    with matplotlib.rc_context():
-        use_book_style()
-        yield
-
-
-def canvas_png(canvas):
-    """The canvas as a small PNG: 64 colours (plots have few), no dithering.
-
-    Rendered figures here are flat colours, lines and text, so a palette PNG
-    looks the same as a full-colour one at about a quarter of the bytes, and
-    encodes faster (``mha.plotting.figure_png`` writes full colour).
-    """
-    image = PILImage.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
-    small = image.convert("RGB").quantize(64, method=PILImage.Quantize.FASTOCTREE, dither=PILImage.Dither.NONE)
-    buf = io.BytesIO()
-    small.save(buf, format="png")
-    return buf.getvalue()
-
-
-class _Painter:
-    """A figure whose fixed parts are drawn once; each frame redraws only the moving artists.
-
-    Subclasses build ``self.fig`` and call :meth:`_freeze` with the artists that
-    change between frames (blitting: the rest is kept as a saved background).
-    """
-
-    def _freeze(self, moving):
-        self.canvas = FigureCanvasAgg(self.fig)
-        for artist in moving:
-            artist.set_animated(True)  # left out of the background, still counted by the layout
-        with _book_style():
-            self.canvas.draw()  # lays out (constrained) and draws the background ...
-        self.fig.set_layout_engine("none")  # ... and that layout is kept for every frame
-        self.background = self.canvas.copy_from_bbox(self.fig.bbox)
-        self.moving = moving
-
-    def _frame(self):
-        self.canvas.restore_region(self.background)
-        with _book_style():
-            for artist in self.moving:
-                if artist.get_visible():
-                    self.fig.draw_artist(artist)
-        return canvas_png(self.canvas)
 
 
 def _num(x, fmt):
@@ -103,67 +58,44 @@ def _colour(i):
     return PALETTE[i % len(PALETTE)]
 
 
-# ================================================================ the static frame stack
-def _caption_html(text):
-    """A frame's caption (its text alternative) as HTML, with d_k written as d with a subscript k."""
-    return "<p>" + html.escape(text).replace("d_k", "d<sub>k</sub>") + "</p>"
-
-
-def frame_stack(frames, labels, *, start, description, intro, dom_class):
-    """A slider linked in the browser to a Stack of (picture, caption) frames.
-
-    ``frames`` is a list of ``(png_bytes, caption)``. The slider's ``index``
-    is linked to the stack's ``selected_index`` with ``jslink``, so the page
-    needs no kernel to switch frames.
-    """
-    image_layout = widgets.Layout(max_width="100%", height="auto")
-    caption_style = HTMLStyle(font_size="0.9em")  # one style model shared by every caption
-    # No tooltip on the Image: ipywidgets 8's ImageView fails on it (it has no description).
-    pages = [widgets.VBox([widgets.Image(value=png, format="png", layout=image_layout),
-                           widgets.HTML(_caption_html(text), style=caption_style)])
-             for png, text in frames]
-    stack = widgets.Stack(pages, selected_index=start)
-    slider = widgets.SelectionSlider(options=[(label, i) for i, label in enumerate(labels)], index=start,
-                                     description=description, continuous_update=True,
-                                     style={"description_width": "initial"},
-                                     layout=widgets.Layout(width="95%", max_width="40em"))
-    widgets.jslink((slider, "index"), (stack, "selected_index"))
-    box = widgets.VBox([widgets.HTML(f"<p>{intro}</p>"), slider, stack])
-    box.add_class("mha-sweep")
-    box.add_class(dom_class)
-    return box
-
-
 # ================================================================ q sweep
 def _check_tokens(tokens, n, what):
+    """Token names as strings, one for each of ``n`` things (default ``token 1``, ``token 2``, ...)."""
     if tokens is None:
         return tuple(f"token {i + 1}" for i in range(n))
+    if isinstance(tokens, str):
+        raise TypeError(f"tokens must be a sequence of names, not one string ({tokens!r})")
     tokens = tuple(str(t) for t in tokens)
     if len(tokens) != n:
         raise ValueError(f"tokens must name each of the {n} {what}, got {len(tokens)}: {tokens}")
     return tokens
 
 
-class _QPainter(_Painter):
+def _label(text):
+    """Text for a matplotlib artist, drawn literally (a token such as ``$x^$`` is data, not a formula)."""
+    return escape_math(text)
+
+
+class _QPainter:
     """One figure for the q sweep: the row's weights as bars, and every weight against q."""
 
     def __init__(self, keys, tokens, q_range=(-5.0, 5.0)):
         self.keys = np.asarray(keys, dtype=float)
         n = self.keys.size
         qs = np.linspace(*q_range, 241)
-        curves = rank.q_sweep_weights(qs, self.keys)
+        curves = q_sweep_weights(qs, self.keys)
         colours = [_colour(j) for j in range(n)]
-        with _book_style():
+        with book_style():
             self.fig = Figure(figsize=(FIG_WIDTH, 2.8), layout="constrained")
             ax_bar, ax = self.fig.subplots(1, 2, width_ratios=(1, 1.7))
             self.bars = ax_bar.bar(range(n), np.zeros(n), color=colours)
             self.values = [ax_bar.text(j, 0, "", ha="center", va="bottom", fontsize=9) for j in range(n)]
-            ax_bar.set_xticks(range(n), labels=[f"{t}\nkey {k:g}" for t, k in zip(tokens, self.keys)])
+            ax_bar.set_xticks(range(n), labels=[_label(f"{t}\nkey {k:g}") for t, k in zip(tokens, self.keys)])
             ax_bar.set_ylim(0, 1.15)
             ax_bar.set_ylabel("weight")
             self.title = ax_bar.set_title("")
             for j in range(n):
-                ax.plot(qs, curves[:, j], color=colours[j], lw=2, label=tokens[j])
+                ax.plot(qs, curves[:, j], color=colours[j], lw=2, label=_label(tokens[j]))
             ax.axhline(0.95, color="grey", lw=0.8, ls=":")
             self._mark_facts(ax, tokens)
             self.marker = ax.axvline(0.0, color="black", lw=1.2)
@@ -172,26 +104,26 @@ class _QPainter(_Painter):
             ax.set_xlabel("query q")
             ax.set_title("every weight of the row against q")
             ax.legend(loc="upper left", bbox_to_anchor=(0.0, 0.9), fontsize=8, framealpha=1)
-        self.draw_state(0.0, rank.q_sweep_weights(0.0, self.keys))
-        self._freeze([*self.bars, *self.values, self.title, self.marker])
+        self.draw_state(0.0, q_sweep_weights(0.0, self.keys))
+        self.painter = FramePainter(self.fig, [*self.bars, *self.values, self.title, self.marker])
 
     def _mark_facts(self, ax, tokens):
         """Thresholds of the extreme keys (weight 0.95) and peaks of the middle keys."""
         for j, k in enumerate(self.keys):
             if k in (self.keys.min(), self.keys.max()):
                 try:
-                    q_star = rank.q_threshold(self.keys, j, 0.95)
+                    q_star = q_threshold(self.keys, j, 0.95)
                 except ValueError:  # a shared extreme key never reaches 0.95
                     continue
                 side = "<" if k == self.keys.min() else ">"
                 ax.axvline(q_star, color=_colour(j), lw=1, ls="--")
-                ax.annotate(f"{tokens[j]} > 0.95\nfor q {side} {_num(q_star, '.2f')}", (q_star, 0.22),
+                ax.annotate(_label(f"{tokens[j]} > 0.95\nfor q {side} {_num(q_star, '.2f')}"), (q_star, 0.22),
                             xytext=(-4 if side == "<" else 4, 0), textcoords="offset points",
                             ha="right" if side == "<" else "left", fontsize=8, color="black")
             else:
-                q_best, w_best = rank.q_peak(self.keys, j)
+                q_best, w_best = q_peak(self.keys, j)
                 ax.plot([q_best], [w_best], "o", color=_colour(j), ms=6, mec="black")
-                ax.annotate(f"{tokens[j]} peaks at {w_best:.3f}\n(q = {_num(q_best, '.2f')})", (q_best, w_best),
+                ax.annotate(_label(f"{tokens[j]} peaks at {w_best:.3f}\n(q = {_num(q_best, '.2f')})"), (q_best, w_best),
                             xytext=(0, 10), textcoords="offset points", ha="center", fontsize=8)
 
     def draw_state(self, q, weights):
@@ -205,7 +137,7 @@ class _QPainter(_Painter):
     def draw(self, q, weights):
         """Show the row at query ``q`` with its ``weights``; return PNG bytes."""
         self.draw_state(q, weights)
-        return self._frame()
+        return self.painter.png()
 
 
 def _q_caption(q, weights, tokens, keys):
@@ -239,10 +171,10 @@ def q_sweep(keys=(2, 0, 1), tokens=("I", "love", "LLMs"), q_values=None):
     ipywidgets.VBox
         With DOM class ``mha-q-sweep``.
     """
-    keys = rank._check_keys(keys)
+    keys = as_keys(keys)
     tokens = _check_tokens(tokens, keys.size, "keys")
-    q_values = np.round(np.arange(-4.0, 4.01, 0.5), 2) if q_values is None else np.asarray(q_values, float)
-    weights = rank.q_sweep_weights(q_values, keys)  # (m, n)
+    q_values = np.round(np.arange(-4.0, 4.01, 0.5), 2) if q_values is None else _check_stops(q_values)
+    weights = q_sweep_weights(q_values, keys)  # (m, n)
     painter = _QPainter(keys, tokens, q_range=(min(-5.0, q_values.min()), max(5.0, q_values.max())))
     frames = [(painter.draw(q, w), _q_caption(q, w, tokens, keys)) for q, w in zip(q_values, weights)]
     intro = (f"A head of width d<sub>k</sub> = 1 with keys {html.escape(_fmt_keys(keys))} for "
@@ -250,6 +182,17 @@ def q_sweep(keys=(2, 0, 1), tokens=("I", "love", "LLMs"), q_values=None):
              "one number q sets the whole row. Move the slider (or use the arrow keys) to change q.")
     return frame_stack(frames, [_num(q, "+.1f") for q in q_values], start=int(np.argmin(np.abs(q_values))),
                         description="query q", intro=intro, dom_class="mha-q-sweep")
+
+
+def _check_stops(q_values):
+    """The q sweep's slider stops: a non-empty 1-D array of distinct finite numbers."""
+    q = as_float_array(q_values, "q_values")
+    check_ndim(q, "q_values", 1, "(m,)", exact=True)
+    if q.size == 0:
+        raise ValueError("q_values is empty: the slider needs at least one stop")
+    if np.unique(q).size != q.size:
+        raise ValueError(f"q_values must be distinct (each is one stop of the slider), got {q.tolist()}")
+    return q
 
 
 def _fmt_keys(keys):
@@ -272,7 +215,7 @@ def q_sweep_live(keys=(2, 0, 1), tokens=("I", "love", "LLMs")):
     ipywidgets.VBox
         With DOM class ``mha-q-sweep-live``.
     """
-    keys = rank._check_keys(keys)
+    keys = as_keys(keys)
     tokens = _check_tokens(tokens, keys.size, "keys")
     q = widgets.FloatSlider(value=0.0, min=-5.0, max=5.0, step=0.05, description="query q",
                             continuous_update=True, layout=widgets.Layout(width="95%", max_width="40em"))
@@ -283,13 +226,13 @@ def q_sweep_live(keys=(2, 0, 1), tokens=("I", "love", "LLMs")):
     state = {"keys": keys, "tokens": tokens, "painter": _QPainter(keys, tokens)}
 
     def redraw(_=None):
-        w = rank.q_sweep_weights(q.value, state["keys"])
+        w = q_sweep_weights(q.value, state["keys"])
         image.value = state["painter"].draw(q.value, w)
-        caption.value = _caption_html(_q_caption(q.value, w, state["tokens"], state["keys"]))
+        caption.value = caption_html(_q_caption(q.value, w, state["tokens"], state["keys"]))
 
     def new_keys(change):
         try:
-            new = rank._check_keys(_parse_numbers(change["new"], "keys"))
+            new = as_keys(_parse_numbers(change["new"], "keys"))
         except (ValueError, TypeError) as err:
             message.value = f"<p><b>Keys not changed:</b> {html.escape(str(err))}</p>"
             return
@@ -315,14 +258,14 @@ def _gap_mosaic(maps):
     return np.concatenate(np.concatenate([maps, gap], axis=2), axis=1)[:, :-1]  # (h, T, T) -> (T, h*(T+1)-1)
 
 
-class _HPainter(_Painter):
+class _HPainter:
     """One figure for the h sweep, reused for every h: grids of who gets what, and the heads' maps."""
 
     def __init__(self, tokens, d):
         T = len(tokens)
         self.tokens = tokens
         cmap = ListedColormap([_colour(i) for i in range(d)])
-        with _book_style():
+        with book_style():
             self.fig = Figure(figsize=(FIG_WIDTH, 4.6), layout="constrained")
             grid = self.fig.add_gridspec(2, 2, height_ratios=(1, 1.15))
             self.grids, moving = [], []
@@ -331,7 +274,7 @@ class _HPainter(_Painter):
                 image = ax.imshow(np.zeros((T, d)), cmap=cmap, vmin=-0.5, vmax=d - 0.5, aspect="auto",
                                   interpolation="nearest")
                 ax.set_xticks(range(d), labels=[str(c) for c in range(d)], fontsize=7)
-                ax.set_yticks(range(T), labels=list(tokens))
+                ax.set_yticks(range(T), labels=[_label(t) for t in tokens])
                 ax.set_title(title, fontsize=10)
                 ax.set_xlabel("column of Q, K and V", fontsize=8)
                 lines = [ax.vlines(np.arange(1, d) - 0.5, -0.5, T - 0.5, color="white", lw=1),
@@ -348,9 +291,9 @@ class _HPainter(_Painter):
             viridis = matplotlib.colormaps["viridis"].with_extremes(bad="white")
             self.mosaic = self.maps.imshow(np.zeros((T, T)), cmap=viridis, vmin=0, vmax=1, aspect="auto",
                                            interpolation="nearest")
-            self.maps.set_yticks(range(T), labels=list(tokens))
+            self.maps.set_yticks(range(T), labels=[_label(t) for t in tokens])
             self.maps.set_ylabel("query")
-            self.maps.set_title(f"each head's weights (keys: {' '.join(tokens)})", fontsize=9, loc="left")
+            self.maps.set_title(_label(f"each head's weights (keys: {' '.join(tokens)})"), fontsize=9, loc="left")
             self.maps.set_xticks([])  # the heads are named under their maps
             self.maps.set_frame_on(False)
             self.names = [self.maps.annotate("head 1", (0, T - 0.5), xytext=(0, -3), textcoords="offset points",
@@ -359,11 +302,11 @@ class _HPainter(_Painter):
             self.fig.colorbar(self.mosaic, ax=self.maps, shrink=0.9, label="weight")
             self.headline = self.fig.suptitle("$h$ = 1 heads of width $d_k$ = 1: who gets which entry", fontsize=11)
         # The maps' box stays put; only the picture inside and its x range change with h.
-        self._freeze([*moving, self.held, self.mosaic, *self.names, self.headline])
+        self.painter = FramePainter(self.fig, [*moving, self.held, self.mosaic, *self.names, self.headline])
 
     @staticmethod
     def _held_text(rows):
-        return "head 1's rows hold: " + ", ".join(rows)
+        return _label("head 1's rows hold: " + ", ".join(rows))
 
     def _show_split(self, image, numbers, split):
         image.set_data(split.owner)
@@ -373,10 +316,10 @@ class _HPainter(_Painter):
             if i < split.h:
                 text.set_text(str(i + 1))
                 text.set_position((split.column[i, t, m], split.token[i, t, m]))
-                text.set_color("white" if _colour(i) in _DARK else "black")
+                text.set_color(text_colour(_colour(i)))
 
     def draw(self, frame):
-        """Show one :class:`~mha.rank.HSweepFrame`; return PNG bytes."""
+        """Show one :class:`~mha.split_trace.HSweepFrame`; return PNG bytes."""
         T = len(self.tokens)
         for (image, numbers), split in zip(self.grids, (frame.right, frame.wrong)):
             self._show_split(image, numbers, split)
@@ -391,7 +334,7 @@ class _HPainter(_Painter):
             name.set_text(f"head {i + 1}" if frame.h <= 6 else str(i + 1))
         heads = "1 head" if frame.h == 1 else f"{frame.h} heads"
         self.headline.set_text(f"$h$ = {heads} of width $d_k$ = {frame.d_k}: who gets which entry")
-        return self._frame()
+        return self.painter.png()
 
 
 def _h_caption(frame, tokens):
@@ -407,6 +350,28 @@ def _h_caption(frame, tokens):
             f"Below, the {frame.h} heads weigh the sentence in {frame.h} different ways.")
 
 
+def _check_size(T, d):
+    if d > MAX_WIDTH or T > MAX_TOKENS:
+        raise ValueError(f"the h sweep draws one cell per entry of Q: it takes at most {MAX_TOKENS} tokens and "
+                         f"width d <= {MAX_WIDTH}, got {T} tokens and d = {d}")
+
+
+def _h_layer(tokens, d, seed):
+    """The random layer of the h sweep, after checking its size."""
+    if isinstance(tokens, str):
+        raise TypeError(f"tokens must be a sequence of words, not one string ({tokens!r})")
+    tokens = tuple(tokens)
+    _check_size(len(tokens), check_positive_int(d, "d"))
+    return random_layer(tokens, d, seed=seed)
+
+
+def _check_layer(layer):
+    if not isinstance(layer, WorkedExample):
+        raise TypeError(f"layer must be a mha.examples.WorkedExample, got {type(layer).__name__}")
+    _check_size(*layer.X.shape)
+    return layer
+
+
 def h_sweep(d=12, tokens=("the", "cat", "sat", "down"), *, seed=0, layer=None):
     """The h sweep: every ``h`` that divides ``d``, split right and wrong, with each head's attention.
 
@@ -417,7 +382,7 @@ def h_sweep(d=12, tokens=("the", "cat", "sat", "down"), *, seed=0, layer=None):
     tokens : sequence of str
         The sentence (ignored when ``layer`` is given).
     seed : int
-        Seed of the random layer (see :func:`mha.rank.random_layer`).
+        Seed of the random layer (see :func:`mha.examples.random_layer`).
     layer : WorkedExample, optional
         A layer to use instead, e.g. :func:`mha.examples.i_love_llms` (``d = 4``, ``h`` in 1, 2, 4).
 
@@ -426,9 +391,9 @@ def h_sweep(d=12, tokens=("the", "cat", "sat", "down"), *, seed=0, layer=None):
     ipywidgets.VBox
         With DOM class ``mha-h-sweep``.
     """
-    layer = rank.random_layer(tokens, d, seed=seed) if layer is None else layer
+    layer = _h_layer(tokens, d, seed) if layer is None else _check_layer(layer)
     tokens = tuple(layer.tokens)
-    frames = rank.h_sweep_frames(layer)
+    frames = h_sweep_frames(layer)
     d = layer.X.shape[1]
     painter = _HPainter(tokens, d)
     pictures = [(painter.draw(f), _h_caption(f, tokens)) for f in frames]
@@ -447,8 +412,9 @@ def h_sweep_live(d=12, tokens=("the", "cat", "sat", "down"), *, seed=0):
     ipywidgets.VBox
         With DOM class ``mha-h-sweep-live``.
     """
+    _h_layer(tokens, d, seed)  # the starting sentence and width must be valid
     sentence = widgets.Text(value=" ".join(tokens), description="sentence", continuous_update=False)
-    width = widgets.BoundedIntText(value=d, min=1, max=64, description="width d")
+    width = widgets.BoundedIntText(value=d, min=1, max=MAX_WIDTH, description="width d")
     h = widgets.SelectionSlider(options=[1], description="heads h", continuous_update=True,
                                 style={"description_width": "initial"})
     image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%", height="auto"))
@@ -460,8 +426,12 @@ def h_sweep_live(d=12, tokens=("the", "cat", "sat", "down"), *, seed=0):
         if not words:
             message.value = "<p><b>Not changed:</b> type at least one word.</p>"
             return
-        layer = rank.random_layer(words, width.value, seed=seed)
-        state.update(tokens=words, frames={f.h: f for f in rank.h_sweep_frames(layer)},
+        try:
+            layer = _h_layer(words, width.value, seed)
+        except ValueError as err:
+            message.value = f"<p><b>Not changed:</b> {html.escape(str(err))}</p>"
+            return
+        state.update(tokens=words, frames={f.h: f for f in h_sweep_frames(layer)},
                      painter=_HPainter(words, width.value))
         message.value = ""
         before = h.value
@@ -472,8 +442,7 @@ def h_sweep_live(d=12, tokens=("the", "cat", "sat", "down"), *, seed=0):
     def redraw(_=None):
         frame = state["frames"][h.value]
         image.value = state["painter"].draw(frame)
-        text = _h_caption(frame, state["tokens"])
-        caption.value = _caption_html(text)
+        caption.value = caption_html(_h_caption(frame, state["tokens"]))
 
     rebuild()
     h.observe(redraw, names="value")
@@ -486,14 +455,14 @@ def h_sweep_live(d=12, tokens=("the", "cat", "sat", "down"), *, seed=0):
 
 
 # ================================================================ d_k sweep
-def _fill_cells(texts, A):
-    """Update a heatmap's annotations in place (same colour rule as mha.plotting.heatmap)."""
+def _fill_cells(texts, image, A):
+    """Update a heatmap's annotations in place, with the colour rule of mha.plotting.heatmap."""
     for text, value in zip(texts, A.ravel()):
         text.set_text(f"{value:.2f}")
-        text.set_color("white" if value < 0.5 else "black")
+        text.set_color(text_colour(image.cmap(image.norm(value))))
 
 
-class _DkPainter(_Painter):
+class _DkPainter:
     """One figure for the d_k sweep: target, best reachable pattern, KL against d_k, singular values."""
 
     def __init__(self, fits, tokens):
@@ -502,7 +471,7 @@ class _DkPainter(_Painter):
         kls = np.array([self.fits[k].kl for k in d_ks])
         n = fits[0].target.shape[0]
         small = n <= 5  # numbers in the cells up to 5 x 5 (more would crowd and slow every frame)
-        with _book_style():
+        with book_style():
             self.fig = Figure(figsize=(FIG_WIDTH, 5.0), layout="constrained")
             (ax_t, ax_w), (ax_kl, ax_sv) = self.fig.subplots(2, 2)
             heatmap(fits[0].target, tokens, tokens, ax=ax_t, title="target", annotate=small, ylabel="query")
@@ -528,17 +497,18 @@ class _DkPainter(_Painter):
             ax_sv.set_xlabel("index i")
             ax_sv.set_title("singular values $\\sigma_i$ of $Q K^\\top$", fontsize=9)
         self.draw_state(fits[0].d_k)
-        self._freeze([self.image, *self.cells, self.w_title, self.kl_dot, *self.bars, self.rank_line])
+        self.painter = FramePainter(self.fig, [self.image, *self.cells, self.w_title, self.kl_dot, *self.bars,
+                                               self.rank_line])
 
     def draw(self, d_k):
         """Show the fit at ``d_k``; return PNG bytes."""
         self.draw_state(d_k)
-        return self._frame()
+        return self.painter.png()
 
     def draw_state(self, d_k):
         fit = self.fits[d_k]
         self.image.set_data(fit.weights)
-        _fill_cells(self.cells, fit.weights)
+        _fill_cells(self.cells, self.image, fit.weights)
         self.w_title.set_text(f"best with $d_k$ = {d_k}")
         self.kl_dot.set_data([d_k], [max(fit.kl, KL_FLOOR)])
         sv = np.zeros(len(self.bars))
@@ -558,7 +528,27 @@ def _dk_caption(fit, n):
 
 
 def _dk_fits(target, d_k_values):
-    return [rank.fit_scores(target, d_k) for d_k in d_k_values]
+    return [fit_scores(target, d_k) for d_k in d_k_values]
+
+
+def _check_square_target(target):
+    """A square target of positive weights whose rows sum to 1 (the d_k sweep's tokens attend to themselves)."""
+    A = check_prob_rows(target, "target", ndim=2, legend="(n, n)", positive=True)
+    if A.ndim != 2 or A.shape[0] != A.shape[1] or A.shape[0] < 2:
+        raise ValueError(f"target must be a square matrix (n, n) with n >= 2, got shape {A.shape}")
+    return A
+
+
+def _check_widths(d_k_values):
+    """The d_k sweep's slider stops: distinct positive integers, at least one."""
+    if isinstance(d_k_values, (str, bytes)) or not hasattr(d_k_values, "__iter__"):
+        raise TypeError(f"d_k_values must be a sequence of positive integers, got {d_k_values!r}")
+    widths = [check_positive_int(k, "d_k_values entry") for k in d_k_values]
+    if not widths:
+        raise ValueError("d_k_values is empty: the slider needs at least one head width")
+    if len(set(widths)) != len(widths):
+        raise ValueError(f"d_k_values must be distinct (each is one stop of the slider), got {widths}")
+    return widths
 
 
 def dk_sweep(target=None, n=4, tokens=None, d_k_values=None):
@@ -568,7 +558,7 @@ def dk_sweep(target=None, n=4, tokens=None, d_k_values=None):
     ----------
     target : array_like, shape (n, n), optional
         Rows are probability distributions with positive entries (default:
-        :func:`mha.rank.target_diagonal` of size ``n``).
+        :func:`mha.rank.target_diagonal` of size ``n``, at least 2).
     n : int
         Size of the default target (ignored when ``target`` is given).
     tokens : sequence of str, optional
@@ -581,9 +571,10 @@ def dk_sweep(target=None, n=4, tokens=None, d_k_values=None):
     ipywidgets.VBox
         With DOM class ``mha-dk-sweep``.
     """
-    target = rank.target_diagonal(n) if target is None else target
-    fits = _dk_fits(target, range(1, np.shape(target)[0] + 1) if d_k_values is None else d_k_values)
-    n = fits[0].target.shape[0]
+    target = target_diagonal(check_positive_int(n, "n")) if target is None else target
+    target = _check_square_target(target)
+    n = target.shape[0]
+    fits = _dk_fits(target, range(1, n + 1) if d_k_values is None else _check_widths(d_k_values))
     tokens = tuple(str(i + 1) for i in range(n)) if tokens is None else _check_tokens(tokens, n, "positions")
     painter = _DkPainter(fits, tokens)
     frames = [(painter.draw(f.d_k), _dk_caption(f, n)) for f in fits]
@@ -617,7 +608,7 @@ def dk_sweep_live(target=None, n=4):
     ipywidgets.VBox
         With DOM class ``mha-dk-sweep-live``.
     """
-    target = rank.target_diagonal(n) if target is None else rank._check_target(target)
+    target = _check_square_target(target_diagonal(check_positive_int(n, "n")) if target is None else target)
     box_text = "\n".join(" ".join(f"{v:.3g}" for v in row) for row in target)
     table = widgets.Textarea(value=box_text, description="target", continuous_update=False,
                              layout=widgets.Layout(width="24em", height="8em"))
@@ -635,8 +626,7 @@ def dk_sweep_live(target=None, n=4):
 
     def redraw(_=None):
         image.value = state["painter"].draw(d_k.value)
-        text = _dk_caption(state["fits"][d_k.value - 1], state["n"])
-        caption.value = _caption_html(text)
+        caption.value = caption_html(_dk_caption(state["fits"][d_k.value - 1], state["n"]))
 
     def new_target(change):
         try:
