@@ -43,11 +43,11 @@ def test_float16_weights_match_float64():
 def test_scores_beyond_float64_give_a_clear_error():
     X = np.full((3, 4), 1e200)
     X[0, 0] = -1e200
-    with pytest.raises(ValueError, match="overflows.*scale them down"):
+    with pytest.raises(ValueError, match="overflowed.*scale them down"):
         mha.multi_head_attention(X, *layer_of(X), h=2)
-    with pytest.raises(ValueError, match="scores.*overflows"):
+    with pytest.raises(ValueError, match="scores.*overflowed"):
         mha.scaled_dot_product_attention(X, X, X)
-    with pytest.raises(ValueError, match="scores.*overflows"):
+    with pytest.raises(ValueError, match="scores.*overflowed"):
         mha.attention_chunked(X, X, X, block=2)
 
 
@@ -62,7 +62,7 @@ def test_projection_overflow_names_the_projection():
     X = np.full((2, 4), 1e300)
     W = layer_of(X)
     W[0] = W[0] * 1e300
-    with pytest.raises(ValueError, match=r"Q = X @ W_Q overflows"):
+    with pytest.raises(ValueError, match=r"Q = X @ W_Q overflowed"):
         mha.multi_head_attention(X, *W, h=2)
 
 
@@ -262,3 +262,10 @@ def test_softmax_finite_in_finite_out_or_a_clear_error(x, axis):
         assert np.isfinite(w).all()
         np.testing.assert_allclose(w.astype(float).sum(axis=axis), 1.0, atol=2e-3)
     np.testing.assert_array_equal(x, before)
+
+
+def test_a_whole_number_too_large_for_a_float_is_a_value_error():
+    from mha._validate import check_number
+
+    with pytest.raises(ValueError, match="x must be a finite number, got an integer with 401 digits"):
+        check_number(10**400, "x")

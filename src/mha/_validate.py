@@ -217,7 +217,10 @@ def check_number(value, name: str, *, low: float | None = None, high: float | No
             value = value.item()
         else:
             raise TypeError(f"{name} must be a real number, got {value!r} of type {_type_name(value)}")
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:  # a whole number too large for a float
+        raise ValueError(f"{name} must be a finite number, got an integer with {len(str(value))} digits") from None
     if math.isnan(value) or (finite and math.isinf(value)):
         raise ValueError(f"{name} must be a finite number, got {value}")
     if low is not None and (value < low or (low_open and value == low)):
@@ -310,7 +313,7 @@ def require_finite(*named):
     for what, arr in named:
         if not np.isfinite(arr).all():
             raise ValueError(
-                f"{what} overflows: it holds infinite values (its type is {arr.dtype}). The inputs are "
+                f"{what} overflowed: it holds infinite values (its type is {arr.dtype}). The inputs are "
                 "finite but too large for this computation; scale them down (for example divide X by "
                 "its largest entry)"
             )
