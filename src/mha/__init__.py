@@ -37,7 +37,7 @@ __version__ = "0.1.0"
 
 
 # Top-level names defined in topic modules, loaded on first use.
-_LAZY = {"attention_chunked": "chunked", "head_entropy": "stats"}
+_LAZY = {"attention_backward": "backward", "attention_chunked": "chunked", "head_entropy": "stats"}
 
 
 def __getattr__(name):

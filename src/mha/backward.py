@@ -1,0 +1,168 @@
+r"""The backward pass of multi-head attention: how the loss changes with ``X`` and the four projections.
+
+Training needs, for a loss :math:`L` of the layer's output ``Y``, the gradients
+:math:`\partial L / \partial X` and :math:`\partial L / \partial W` for each
+weight. Given ``dY`` :math:`= \partial L / \partial Y`, the chain rule walks the
+forward steps of :func:`mha.attention_steps` backwards, one line per step.
+
+* :func:`attention_backward` -- the checked entry point, with the signature of
+  :func:`mha.multi_head_attention` plus ``dY``.
+* :func:`steps_backward` -- the same walk from a forward pass already done
+  (an :class:`mha.AttentionSteps`), so a training loop runs the forward once.
+
+The only step that is not a matrix product is the softmax; its Jacobian is
+explained in :func:`steps_backward`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from ._validate import as_float_array
+from .attention import AttentionSteps, attention_steps
+
+__all__ = ["AttentionGradients", "attention_backward", "steps_backward"]
+
+
+class AttentionGradients(NamedTuple):
+    """Gradients of a scalar loss with respect to the inputs of one attention layer.
+
+    Each field has the shape of the argument it belongs to.
+    """
+
+    X: np.ndarray  # (..., T, d)
+    W_Q: np.ndarray  # (d, h*d_k)
+    W_K: np.ndarray  # (d, h*d_k)
+    W_V: np.ndarray  # (d, h*d_v)
+    W_O: np.ndarray  # (h*d_v, d_out)
+
+
+def _heads(M, h):
+    """``(..., T, h*w) -> (..., h, T, w)``: head ``i`` gets the ``i``-th block of columns."""
+    *lead, T, width = M.shape
+    return np.swapaxes(M.reshape(*lead, T, h, width // h), -3, -2)
+
+
+def _joined(M):
+    """``(..., h, T, w) -> (..., T, h*w)``: the inverse of :func:`_heads`."""
+    *lead, h, T, w = M.shape
+    return np.swapaxes(M, -3, -2).reshape(*lead, T, h * w)
+
+
+def _outer_sum(A, B):
+    """``Σ over every token of every batch row of  aᵀ b``: ``(..., T, m), (..., T, n) -> (m, n)``."""
+    return A.reshape(-1, A.shape[-1]).T @ B.reshape(-1, B.shape[-1])
+
+
+def steps_backward(steps, X, W_Q, W_K, W_V, W_O, dY):
+    r"""Gradients of a loss through one attention layer, from its forward intermediates.
+
+    The forward pass, per head :math:`i` (``Q_i`` is head ``i``'s block of ``X W_Q``):
+
+    .. math::
+        S_i = Q_i K_i^\top / \sqrt{d_k}, \quad A_i = \operatorname{softmax}(S_i), \quad
+        Z_i = A_i V_i, \quad Y = [Z_1, \dots, Z_h]\, W_O
+
+    Every step but the softmax is a product, whose gradient is a product with a
+    transpose: for :math:`Y = C W`, :math:`dC = dY\,W^\top` and :math:`dW = C^\top dY`.
+
+    **The softmax's Jacobian.** One row :math:`a = \operatorname{softmax}(s)`
+    has :math:`\partial a_j / \partial s_l = a_j(\delta_{jl} - a_l)`: raising
+    one score raises its own weight and takes from every other weight in
+    proportion to its size. Applied to a row of upstream gradients :math:`g = dA`,
+
+    .. math::
+        ds_l = \sum_j g_j\, a_j (\delta_{jl} - a_l) = a_l \Big(g_l - \sum_j g_j a_j\Big),
+        \qquad\text{so}\qquad dS = A \odot \big(dA - \operatorname{rowsum}(dA \odot A)\big).
+
+    Each score's gradient is its weight times how much better than the row's
+    weighted average its own gradient is. A masked key has weight 0, so its
+    score gets gradient 0: the mask needs no special case.
+
+    Parameters
+    ----------
+    steps : AttentionSteps
+        From ``mha.attention_steps(X, W_Q, W_K, W_V, W_O, h, ...)`` with one
+        key/value head per query head and no biases (unchecked here).
+    X, W_Q, W_K, W_V, W_O : ndarray
+        The forward's inputs.
+    dY : ndarray, shape (..., T, d_out)
+        Gradient of the loss with respect to the output.
+
+    Returns
+    -------
+    AttentionGradients
+    """
+    h, d_k = steps.h, steps.d_k
+    dconcat = dY @ W_O.T  # (..., T, d_out) @ (d_out, h*d_v) -> (..., T, h*d_v)
+    dW_O = _outer_sum(steps.concat, dY)  # (h*d_v, d_out)
+    dZ = _heads(dconcat, h)  # (..., T, h*d_v) -> (..., h, T, d_v)
+    A = steps.weights  # (..., h, T, T)
+    dA = dZ @ np.swapaxes(steps.V_heads, -1, -2)  # (..., h, T, d_v) @ (..., h, d_v, T) -> (..., h, T, T)
+    dV_heads = np.swapaxes(A, -1, -2) @ dZ  # (..., h, T, T) @ (..., h, T, d_v) -> (..., h, T, d_v)
+    dS = A * (dA - (dA * A).sum(axis=-1, keepdims=True))  # the softmax's Jacobian, row by row: (..., h, T, T)
+    dS *= 1 / math.sqrt(d_k)  # the scores were divided by √d_k
+    dQ_heads = dS @ steps.K_heads  # (..., h, T, T) @ (..., h, T, d_k) -> (..., h, T, d_k)
+    dK_heads = np.swapaxes(dS, -1, -2) @ steps.Q_heads  # (..., h, T, T) @ (..., h, T, d_k) -> (..., h, T, d_k)
+    dQ, dK, dV = _joined(dQ_heads), _joined(dK_heads), _joined(dV_heads)  # (..., h, T, ·) -> (..., T, h*·)
+    dX = dQ @ W_Q.T + dK @ W_K.T + dV @ W_V.T  # X fed all three projections: (..., T, d)
+    return AttentionGradients(X=dX, W_Q=_outer_sum(X, dQ), W_K=_outer_sum(X, dK), W_V=_outer_sum(X, dV),
+                              W_O=dW_O)  # (d, h*d_k), (d, h*d_k), (d, h*d_v), (h*d_v, d_out)
+
+
+def attention_backward(X, W_Q, W_K, W_V, W_O, h, dY, *, mask=None, causal=False):
+    r"""Gradients of a loss with respect to the inputs of :func:`mha.multi_head_attention`.
+
+    Runs the forward pass (:func:`mha.attention_steps`, which checks every
+    input) and then :func:`steps_backward`, whose docstring derives each step,
+    the softmax's Jacobian included:
+    :math:`dS = A \odot (dA - \operatorname{rowsum}(dA \odot A))`.
+
+    Parameters
+    ----------
+    X, W_Q, W_K, W_V, W_O, h, mask, causal
+        As for :func:`mha.multi_head_attention` (one key/value head per query head, no biases).
+    dY : array_like, shape (..., T, d_out)
+        :math:`\partial L / \partial Y` for the output ``Y``; the shape of ``Y``.
+
+    Returns
+    -------
+    AttentionGradients
+        Named tuple ``(X, W_Q, W_K, W_V, W_O)``: each gradient has the shape of
+        its argument. Gradients of the weights are summed over every batch row
+        and position.
+
+    Raises
+    ------
+    ValueError, TypeError
+        For any input :func:`mha.multi_head_attention` refuses, and for a
+        ``dY`` that is not finite or not the output's shape.
+
+    Examples
+    --------
+    >>> from mha import multi_head_attention
+    >>> from mha.examples import i_love_llms
+    >>> ex = i_love_llms()
+    >>> Y, _ = multi_head_attention(ex.X, ex.W_Q, ex.W_K, ex.W_V, ex.W_O, h=2)
+    >>> g = attention_backward(ex.X, ex.W_Q, ex.W_K, ex.W_V, ex.W_O, 2, np.ones_like(Y))
+    >>> g.W_O.shape == ex.W_O.shape, g.X.shape == ex.X.shape
+    (True, True)
+    """
+    steps = attention_steps(X, W_Q, W_K, W_V, W_O, h, mask=mask, causal=causal)
+    dY = as_float_array(dY, "dY")
+    if dY.shape != steps.output.shape:
+        raise ValueError(f"dY must have the shape of the layer's output {steps.output.shape} (..., T, d_out), "
+                         f"got {dY.shape}")
+    X, W_Q, W_K, W_V, W_O = (as_float_array(a, name) for a, name in
+                             ((X, "X"), (W_Q, "W_Q"), (W_K, "W_K"), (W_V, "W_V"), (W_O, "W_O")))
+    dtype = np.result_type(steps.output, dY)
+    X, W_Q, W_K, W_V, W_O, dY = (a.astype(dtype, copy=False) for a in (X, W_Q, W_K, W_V, W_O, dY))
+    with np.errstate(over="ignore", invalid="ignore"):
+        grads = steps_backward(steps, X, W_Q, W_K, W_V, W_O, dY)
+    if not all(np.isfinite(g).all() for g in grads):
+        raise ValueError("a gradient overflowed: the inputs or dY are finite but too large for "
+                         f"{dtype}; scale them down")
+    return grads
