@@ -1,5 +1,6 @@
 # The two set-up commands of the README:
 #   make site   installs what the book needs, then builds the site strictly into _build/html
+#               and the notebook edition into notebooks/
 #   make test   installs the test tools too, builds the site, then runs every test
 # Both work on a fresh machine with Python 3.11, pip and venv (and apt-get for Chromium).
 
@@ -8,14 +9,25 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 
-.PHONY: site test chapter install install-test weights chromium assets clean
+.PHONY: site test chapter lab notebooks install install-test weights chromium assets clean
 
 site: install assets
 	$(PY) scripts/build_site.py
+	$(PY) scripts/notebook_edition.py
 
 test: install-test chromium assets
 	$(PY) scripts/build_site.py
+	$(PY) scripts/notebook_edition.py
 	$(PY) -m pytest
+
+# JupyterLab on your own machine, on the notebook edition (notebooks/NN_slug.ipynb): bound to
+# 127.0.0.1, with a token; it prints the URL. Ctrl-C stops it. The edition is rebuilt (with the
+# site, which executes the chapters) when the chapters or the library changed since the last build.
+lab: install assets notebooks
+	$(PY) scripts/lab.py
+
+notebooks: install assets
+	$(PY) scripts/notebook_edition.py --build
 
 # For a chapter's author: execute and render one chapter only, e.g.  make chapter CH=03
 chapter: install assets

@@ -574,14 +574,19 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def write_edition(out: Path = OUT) -> dict:
-    """Write every chapter's notebook into `out`; return {stem: "written"|"kept"|"same"}."""
+def write_edition(out: Path = OUT, force: bool = False, only=None) -> dict:
+    """Write every chapter's notebook into `out`; return {stem: "written"|"kept"|"same"}.
+
+    A notebook the reader changed is kept unless `force`; `only` limits the chapters written.
+    """
     stems = chapter_stems()
     out.mkdir(parents=True, exist_ok=True)
     manifest_path = out / MANIFEST_NAME
     manifest = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
     result = {}
     for stem in stems:
+        if only is not None and stem not in only:
+            continue
         target = out / f"{stem}.ipynb"
         text = nbformat.writes(build_notebook(stem, stems)) + "\n"
         new_digest = hashlib.sha256(text.encode()).hexdigest()
@@ -591,7 +596,7 @@ def write_edition(out: Path = OUT) -> dict:
                 result[stem] = "same"
                 manifest[stem] = new_digest
                 continue
-            if manifest.get(stem) != current:
+            if manifest.get(stem) != current and not force:
                 result[stem] = "kept"                       # the reader changed it: keep theirs
                 continue
         tmp = target.with_suffix(".ipynb.tmp")

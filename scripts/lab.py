@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Run the book's notebook edition in JupyterLab on this machine: ``make lab``.
+
+Starts ``jupyter lab`` from the book's virtual environment, bound to 127.0.0.1 only, with a
+random token, on the repository (as Binder does) and opening in ``notebooks/``. Prints the URL
+to open; Ctrl-C stops the server (no confirmation prompt).
+
+``python scripts/lab.py settings`` only writes the JupyterLab settings the book uses into the
+environment's ``share/jupyter/lab/settings/overrides.json`` (Binder's ``postBuild`` runs it):
+no news feed and no update check (both would ask the reader, then fetch from the internet).
+The tests start the same server with :func:`lab_command`.
+"""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = "notebooks"
+OVERRIDES = {
+    "@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False},
+}
+
+
+def write_settings(prefix: str | Path = sys.prefix) -> Path:
+    """Merge the book's JupyterLab defaults into <prefix>/share/jupyter/lab/settings/overrides.json."""
+    path = Path(prefix) / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    current = json.loads(path.read_text()) if path.is_file() else {}
+    for plugin, values in OVERRIDES.items():
+        current.setdefault(plugin, {}).update(values)
+    path.write_text(json.dumps(current, indent=2) + "\n")
+    return path
+
+
+def free_port(preferred: int = 8888) -> int:
+    for port in (preferred, 0):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return s.getsockname()[1]
+    raise RuntimeError("no free port on 127.0.0.1")
+
+
+def lab_command(port: int, token: str, root: Path = ROOT, python: str = sys.executable) -> list[str]:
+    """The ``jupyter lab`` command line: loopback only, a token, no browser, no prompts."""
+    cmd = [python, "-m", "jupyterlab",
+           "--no-browser",
+           "--ServerApp.ip=127.0.0.1",
+           f"--ServerApp.port={port}",
+           "--ServerApp.port_retries=0",
+           f"--IdentityProvider.token={token}",
+           f"--ServerApp.root_dir={root}",
+           f"--LabApp.default_url=/lab/tree/{NOTEBOOKS}",
+           "--ServerApp.answer_yes=True"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        cmd.append("--allow-root")
+    return cmd
+
+
+def main(argv: list[str]) -> int:
+    if argv[1:2] == ["settings"]:
+        print(f"JupyterLab settings: {write_settings()}")
+        return 0
+    if not (ROOT / NOTEBOOKS).is_dir():
+        sys.exit("notebooks/ is missing: run `make lab` (it builds the notebook edition first)")
+    write_settings()
+    port, token = free_port(), secrets.token_hex(24)
+    url = f"http://127.0.0.1:{port}/lab/tree/{NOTEBOOKS}?token={token}"
+    print(f"\nJupyterLab on the book's notebooks (Ctrl-C stops it):\n\n    {url}\n", flush=True)
+    proc = subprocess.Popen(lab_command(port, token), cwd=ROOT)
+    try:
+        return proc.wait()
+    except KeyboardInterrupt:
+        # the server got the same Ctrl-C and shuts down by itself (answer_yes)
+        try:
+            return proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.terminate()
+            return proc.wait()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
