@@ -3,6 +3,9 @@
 The matrices of the running example come from Hao Ma, "The Transformer, Number
 by Number" (see the book's references). They are chosen to be small whole
 numbers, so that every step can be checked by hand.
+
+:func:`cat_sat_mat` is a layer set by hand so that each of its four heads has
+one readable role; its embedding is built from named features.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import numpy as np
 
 from ._validate import check_count, check_number, check_positive_int
 
-__all__ = ["WorkedExample", "i_love_llms", "random_layer"]
+__all__ = ["RoleExample", "WorkedExample", "cat_sat_mat", "i_love_llms", "random_layer"]
 
 
 @dataclass(frozen=True)
@@ -115,3 +118,92 @@ def random_layer(tokens, d, *, seed=0, scale=1.3):
     X = rng.standard_normal((len(tokens), d))
     W_Q, W_K, W_V, W_O = (rng.standard_normal((d, d)) * (scale / np.sqrt(d)) for _ in range(4))
     return WorkedExample(tokens=tokens, X=X, W_Q=W_Q, W_K=W_K, W_V=W_V, W_O=W_O, h=1)
+
+
+@dataclass(frozen=True)
+class RoleExample(WorkedExample):
+    """A :class:`WorkedExample` whose heads were given one role each, by hand.
+
+    Attributes
+    ----------
+    roles : tuple of str
+        The role of each head when the layer is read with ``h`` heads, in head order.
+    tags : tuple of str
+        The part of speech of each token.
+    features : tuple of str
+        The name of each column of ``X``.
+    """
+
+    roles: tuple
+    tags: tuple
+    features: tuple
+
+
+#: The feature blocks of :func:`cat_sat_mat`, each as wide as one of its four heads.
+BLOCK = 8
+PARTS_OF_SPEECH = ("determiner", "noun", "verb", "preposition", "adjective", "punctuation", "pronoun", "adverb")
+VOCABULARY = ("the", "cat", "sat", "on", "warm", "mat", ".", "a")
+FLAGS = ("delimiter", "bias", "spare 1", "spare 2", "spare 3", "spare 4", "spare 5", "spare 6")
+
+
+def _one_hot(index, size):
+    row = np.zeros(size)
+    row[index] = 1.0
+    return row
+
+
+def cat_sat_mat():
+    """"the cat sat on the warm mat ." with four hand-set heads: neighbour, part of speech, word, sink.
+
+    Each token's row of ``X`` joins four blocks of 8 features: its position
+    (one-hot), its part of speech (one-hot), the word itself (one-hot) and
+    two flags (is it a delimiter; a bias that is always 1). Head ``i`` of
+    ``h = 4`` (columns ``8i`` to ``8i + 7`` of Q and K) reads block ``i`` only:
+
+    * neighbour: ``q = 3 e_t`` and ``k = 3 (e_{s-1} + e_{s+1})``, so
+      ``q . k = 9`` when ``|t - s| = 1``;
+    * part of speech and word: ``q = k = 3 x``, so ``q . k = 9`` for the
+      same part of speech, or the same word (a token always matches itself);
+    * sink: the bias gives every query 4, the delimiter flag gives "." the
+      key 5, so ``q . k = 20`` on "." and 0 elsewhere.
+
+    Every head's values are the word of the token it looks at (``W_V``), and
+    ``W_O`` is the identity, which keeps the four reports side by side. Read
+    the same matrices with ``h = 2`` or ``h = 1`` and the scores of the roles
+    add up inside a head.
+
+    Returns
+    -------
+    RoleExample
+        ``d_model = 32``; ``X`` is (8, 32) and every weight (32, 32); ``h = 4``.
+
+    Examples
+    --------
+    >>> ex = cat_sat_mat()
+    >>> ex.roles
+    ('neighbour', 'same part of speech', 'same word', 'delimiter sink')
+    >>> (ex.X @ ex.W_Q)[1, :8] @ (ex.X @ ex.W_K)[:, :8].T    # "cat" meets its neighbours
+    array([9., 0., 9., 0., 0., 0., 0., 0.])
+    """
+    tokens = ("the", "cat", "sat", "on", "the", "warm", "mat", ".")
+    tags = ("determiner", "noun", "verb", "preposition", "determiner", "adjective", "noun", "punctuation")
+    X = np.array([np.concatenate([_one_hot(t, BLOCK),                           # position
+                                  _one_hot(PARTS_OF_SPEECH.index(tag), BLOCK),  # part of speech
+                                  _one_hot(VOCABULARY.index(word), BLOCK),      # word identity
+                                  [word == ".", 1, 0, 0, 0, 0, 0, 0]])          # delimiter, bias
+                  for t, (word, tag) in enumerate(zip(tokens, tags))])          # (T, d) = (8, 32)
+    position, tag, word, flag = (slice(i * BLOCK, (i + 1) * BLOCK) for i in range(4))
+    eye, beside = np.eye(BLOCK), np.eye(BLOCK, k=1) + np.eye(BLOCK, k=-1)
+    W_Q, W_K, W_V = np.zeros((3, 4 * BLOCK, 4 * BLOCK))
+    W_Q[position, position], W_K[position, position] = 3 * eye, 3 * beside  # head 1: the tokens beside t
+    W_Q[tag, tag], W_K[tag, tag] = 3 * eye, 3 * eye                          # head 2: the same part of speech
+    W_Q[word, word], W_K[word, word] = 3 * eye, 3 * eye                      # head 3: the same word
+    W_Q[flag.start + 1, flag.start] = 4.0                                    # head 4: every query (bias) ...
+    W_K[flag.start, flag.start] = 5.0                                        # ... meets the delimiter
+    for head in (position, tag, word, flag):
+        W_V[word, head] = eye  # every head reports the words it looks at
+    return RoleExample(tokens=tokens, X=_frozen(X), W_Q=_frozen(W_Q), W_K=_frozen(W_K), W_V=_frozen(W_V),
+                       W_O=_frozen(np.eye(4 * BLOCK)), h=4,
+                       roles=("neighbour", "same part of speech", "same word", "delimiter sink"), tags=tags,
+                       features=tuple(f"position {i}" for i in range(BLOCK)) + PARTS_OF_SPEECH
+                       + tuple(f"word {w!r}" for w in VOCABULARY) + FLAGS)
