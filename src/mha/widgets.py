@@ -22,6 +22,7 @@ d_k sweep); the frame stack and its painter are :mod:`mha.frames`.
 
 from __future__ import annotations
 
+import base64
 import html
 
 import ipywidgets as widgets
@@ -30,22 +31,24 @@ import numpy as np
 from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 
-from ._validate import as_float_array, check_ndim, check_positive_int, check_prob_rows
-from .examples import WorkedExample, random_layer
+from ._validate import as_float_array, check_index, check_ndim, check_positive_int, check_prob_rows
+from .examples import RoleExample, WorkedExample, cat_sat_mat, random_layer
 from .frames import FramePainter, caption_html, canvas_png, frame_stack
+from .head_roles import read_roles, row_arithmetic
 from .plotting import OKABE_ITO, book_style, escape_math, heatmap, text_colour
 from .rank import fit_scores, target_diagonal
 from .split_trace import h_sweep_frames
 from .width_one import as_keys, q_peak, q_sweep_weights, q_threshold
 
-__all__ = ["canvas_png", "dk_sweep", "dk_sweep_live", "frame_stack", "h_sweep", "h_sweep_live", "q_sweep",
-           "q_sweep_live"]
+__all__ = ["canvas_png", "dk_sweep", "dk_sweep_live", "frame_stack", "h_sweep", "h_sweep_live", "h_sweep_widths", "q_sweep",
+           "q_sweep_live", "roles_explorer"]
 
 #: Okabe-Ito without black: one colour per token or head (black is kept for text and markers).
 PALETTE = OKABE_ITO[:7]
 MAX_WIDTH = 64  # the h sweep draws one cell per column: wider layers would not be legible
 MAX_TOKENS = 32
 KL_FLOOR = 1e-9  # a KL below this is drawn on the floor of the log axis and read "≈ 0"
+KEY_HEADS = 6  # the h sweep names the keys under each map up to this many heads (beyond, under head 1's)
 FIG_WIDTH = 7.0  # inches at 100 dpi: about the width of the book's text column, so text shows at size
 
 
@@ -266,14 +269,15 @@ class _HPainter:
         self.tokens = tokens
         cmap = ListedColormap([_colour(i) for i in range(d)])
         with book_style():
-            self.fig = Figure(figsize=(FIG_WIDTH, 4.6), layout="constrained")
+            self.fig = Figure(figsize=(FIG_WIDTH, 5.0), layout="constrained")
             grid = self.fig.add_gridspec(2, 2, height_ratios=(1, 1.15))
             self.grids, moving = [], []
             for col, title in enumerate(("right: split_heads", "wrong: reshape straight to $(h, T, d_k)$")):
                 ax = self.fig.add_subplot(grid[0, col])
                 image = ax.imshow(np.zeros((T, d)), cmap=cmap, vmin=-0.5, vmax=d - 0.5, aspect="auto",
                                   interpolation="nearest")
-                ax.set_xticks(range(d), labels=[str(c) for c in range(d)], fontsize=7)
+                every = 1 if d <= 16 else 4  # wide layers: every 4th column named, so the numbers stay apart
+                ax.set_xticks(range(d), labels=[str(c) if c % every == 0 else "" for c in range(d)], fontsize=7)
                 ax.set_yticks(range(T), labels=[_label(t) for t in tokens])
                 ax.set_title(title, fontsize=10)
                 ax.set_xlabel("column of Q, K and V", fontsize=8)
@@ -293,16 +297,23 @@ class _HPainter:
                                            interpolation="nearest")
             self.maps.set_yticks(range(T), labels=[_label(t) for t in tokens])
             self.maps.set_ylabel("query")
-            self.maps.set_title(_label(f"each head's weights (keys: {' '.join(tokens)})"), fontsize=9, loc="left")
-            self.maps.set_xticks([])  # the heads are named under their maps
+            self.maps.set_title("each head's weights; the keys are named under each map", fontsize=9, loc="left")
+            self.maps.set_xticks([])  # the keys and heads are named under their maps
             self.maps.set_frame_on(False)
-            self.names = [self.maps.annotate("head 1", (0, T - 0.5), xytext=(0, -3), textcoords="offset points",
+            # Keys under every map (under head 1's alone past KEY_HEADS heads), head names below them.
+            self.keys = [self.maps.annotate(_label(tokens[k % T]), (k % T, T - 0.5), xytext=(0, -2),
+                                            textcoords="offset points", ha="center", va="top", rotation=90,
+                                            fontsize=7, annotation_clip=False)
+                         for k in range(KEY_HEADS * T)]
+            drop = 6 + 4.2 * max(len(t) for t in tokens)  # points: below the longest key name
+            self.names = [self.maps.annotate("head 1", (0, T - 0.5), xytext=(0, -drop), textcoords="offset points",
                                              ha="center", va="top", fontsize=8, annotation_clip=False)
                           for _ in range(d)]
             self.fig.colorbar(self.mosaic, ax=self.maps, shrink=0.9, label="weight")
             self.headline = self.fig.suptitle("$h$ = 1 heads of width $d_k$ = 1: who gets which entry", fontsize=11)
         # The maps' box stays put; only the picture inside and its x range change with h.
-        self.painter = FramePainter(self.fig, [*moving, self.held, self.mosaic, *self.names, self.headline])
+        self.painter = FramePainter(self.fig, [*moving, self.held, self.mosaic, *self.keys, *self.names,
+                                               self.headline])
 
     @staticmethod
     def _held_text(rows):
@@ -328,6 +339,11 @@ class _HPainter:
         self.mosaic.set_data(_gap_mosaic(frame.weights))
         self.mosaic.set_extent((-0.5, width - 0.5, T - 0.5, -0.5))
         self.maps.set_xlim(-0.5, max(width, 3 * (T + 1) - 1) - 0.5)  # room for 3 heads at least
+        labelled = frame.h if frame.h <= KEY_HEADS else 1
+        for k, key in enumerate(self.keys):
+            i, s = divmod(k, T)
+            key.set_visible(i < labelled)
+            key.xy = (i * (T + 1) + s, T - 0.5)
         for i, name in enumerate(self.names):
             name.set_visible(i < frame.h)
             name.xy = (i * (T + 1) + (T - 1) / 2, T - 0.5)
@@ -402,6 +418,45 @@ def h_sweep(d=12, tokens=("the", "cat", "sat", "down"), *, seed=0, layer=None):
              "Move the slider (or use the arrow keys) to change h.")
     return frame_stack(pictures, [f"{f.h} (d_k = {f.d_k})" for f in frames], start=min(1, len(frames) - 1),
                         description="heads h", intro=intro, dom_class="mha-h-sweep")
+
+
+def h_sweep_widths(widths=(8, 12, 16, 24), tokens=("the", "cat", "sat", "down"), *, seed=0, start=1):
+    """The h sweep at several widths: a menu picks the width d, a slider the head count h.
+
+    Each width has its own :func:`h_sweep` (its own random layer, seeded
+    alike). The menu is linked to a ``Stack`` of the sweeps with ``jslink``,
+    so the page needs no kernel; :func:`h_sweep_live` takes any width.
+
+    Parameters
+    ----------
+    widths : sequence of int
+        Distinct widths, each at most ``MAX_WIDTH``.
+    tokens : sequence of str
+    seed : int
+    start : int
+        Index of the width shown first.
+
+    Returns
+    -------
+    ipywidgets.VBox
+        Children: the intro, the width menu and the stack of sweeps. DOM class ``mha-h-widths``;
+        every sweep inside has ``mha-h-sweep``.
+    """
+    if isinstance(widths, (str, bytes)) or not hasattr(widths, "__iter__"):
+        raise TypeError(f"widths must be a sequence of model widths, got {widths!r}")
+    widths = tuple(check_positive_int(d, "widths entry") for d in widths)
+    if not widths or len(set(widths)) != len(widths):
+        raise ValueError(f"widths must be distinct and at least one, got {widths}")
+    start = check_index(start, "start", len(widths))
+    sweeps = [h_sweep(d, tokens, seed=seed) for d in widths]
+    menu = widgets.Dropdown(options=[(f"d = {d}", i) for i, d in enumerate(widths)], index=start,
+                            description="width d", style={"description_width": "initial"})
+    stack = widgets.Stack(sweeps, selected_index=start)
+    widgets.jslink((menu, "index"), (stack, "selected_index"))
+    intro = ("Pick a width d from the menu; each width has its own slider for the head counts h that divide it.")
+    box = widgets.VBox([widgets.HTML(f"<p>{intro}</p>"), menu, stack])
+    box.add_class("mha-h-widths")
+    return box
 
 
 def h_sweep_live(d=12, tokens=("the", "cat", "sat", "down"), *, seed=0):
@@ -644,4 +699,187 @@ def dk_sweep_live(target=None, n=4):
     box = widgets.VBox([widgets.HTML("<p>Type a target (one row per line), then move d<sub>k</sub>.</p>"),
                         table, d_k, message, image, caption])
     box.add_class("mha-dk-sweep-live")
+    return box
+
+
+# ================================================================ heads with roles
+ROLE_HS = (1, 2, 4)
+
+
+def _head_titles(roles, h):
+    """What each of ``h`` heads holds, when the roles sit one per block of the layer's own heads."""
+    n = len(roles)
+    if h == 1:
+        return ("one head: every role's columns",)
+    per = n // h
+    return tuple(f"head {i + 1}: " + " + ".join(roles[i * per:(i + 1) * per]) for i in range(h))
+
+
+class _RolesPainter:
+    """Every head's map at one h, with one query row framed and its weights written in."""
+
+    def __init__(self, weights, tokens, titles):
+        self.weights = weights
+        h, T, _ = weights.shape
+        rows, cols = (1, h) if h <= 2 else (2, h // 2)
+        size = {1: (3.9, 3.7), 2: (6.6, 3.7)}.get(h, (6.6, 6.9))
+        labels = [_label(t) for t in tokens]
+        with book_style():
+            self.fig = Figure(figsize=size, dpi=96, layout="constrained")
+            axes = np.atleast_1d(self.fig.subplots(rows, cols)).ravel()
+            self.images, self.frames, self.cells = [], [], []
+            for ax, A, title in zip(axes, weights, titles):
+                image = ax.imshow(A, cmap="viridis", vmin=0, vmax=1, interpolation="nearest")
+                ax.set_xticks(range(T), labels=labels, rotation=90)
+                ax.set_yticks(range(T), labels=labels)
+                ax.set_title(_label(title), fontsize=9)
+                ax.set_xlabel("key", fontsize=9)
+                ax.set_ylabel("query", fontsize=9)
+                outer = ax.add_patch(matplotlib.patches.Rectangle((-0.5, -0.5), T, 1, fill=False, ec="black", lw=3))
+                inner = ax.add_patch(matplotlib.patches.Rectangle((-0.5, -0.5), T, 1, fill=False, ec="white", lw=1.2))
+                texts = [ax.text(s, 0, "", ha="center", va="center", fontsize=6.5) for s in range(T)]
+                self.images.append(image)
+                self.frames.append((outer, inner))
+                self.cells.append(texts)
+            self.fig.colorbar(self.images[0], ax=list(axes), shrink=0.8, label="weight")
+        self.painter = FramePainter(self.fig, [p for pair in self.frames for p in pair]
+                                    + [t for texts in self.cells for t in texts])
+
+    def draw(self, row):
+        """Frame query ``row`` in every map and write its weights; return PNG bytes."""
+        for image, pair, texts, A in zip(self.images, self.frames, self.cells, self.weights):
+            for patch in pair:
+                patch.set_y(row - 0.5)
+            for s, text in enumerate(texts):
+                text.set_position((s, row))
+                text.set_text(f"{A[row, s]:.2f}".lstrip("0"))
+                text.set_color(text_colour(image.cmap(image.norm(A[row, s]))))
+        return self.painter.png()
+
+
+def _fmt_exp(x):
+    return f"{x:,.0f}" if x >= 1000 else f"{x:.1f}" if x >= 10 else f"{x:.3f}"
+
+
+def _arithmetic_table(step, title, tokens):
+    """One head's row as an HTML table: one line per key, then the sum."""
+    top = int(np.argmax(step.weights))
+    marks = ['<tr class="mha-top">' if s == top else "<tr>" for s in range(len(tokens))]
+    lines = "".join(
+        f"{marks[s]}<th scope=\"row\">{html.escape(tokens[s])}</th>"
+        f"<td>{_num(q, 'g')}</td><td>{_num(x, '.3f')}</td><td>{_fmt_exp(e)}</td><td>{w:.3f}</td></tr>"
+        for s, (q, x, e, w) in enumerate(zip(step.scores, step.scaled, step.exps, step.weights)))
+    return (f"<table class=\"mha-arith\"><caption>{html.escape(title)} (d<sub>k</sub> = {step.d_k})</caption>"
+            "<thead><tr><th scope=\"col\">key</th><th scope=\"col\">q·k</th>"
+            f"<th scope=\"col\">÷ √{step.d_k}</th><th scope=\"col\">exp</th><th scope=\"col\">weight</th></tr></thead>"
+            f"<tbody>{lines}</tbody><tfoot><tr><th scope=\"row\">sum</th><td></td><td></td>"
+            f"<td>{_fmt_exp(step.total)}</td><td>{step.weights.sum():.3f}</td></tr></tfoot></table>")
+
+
+_ROLE_CSS = ("<style>.mha-arith{border-collapse:collapse;font-size:0.85em;margin:0 0 0.6em 0}"
+             ".mha-arith caption{text-align:left;font-weight:bold;padding-bottom:0.2em}"
+             ".mha-arith th,.mha-arith td{padding:0.1em 0.45em;text-align:right;border-bottom:1px solid #ccc}"
+             ".mha-arith th[scope=row]{text-align:left}"
+             ".mha-arith tr.mha-top{background:#E69F00;color:black;font-weight:bold}"
+             ".mha-arith-grid{display:flex;flex-wrap:wrap;gap:0 1.2em}"
+             ".mha-roles img{max-width:100%;height:auto}</style>")
+
+
+def _roles_caption(h, row, tokens, titles, weights):
+    """Text alternative of one picture: the query, and where each head's row puts most of its weight."""
+    parts = []
+    for title, A in zip(titles, weights):
+        w = A[row]
+        big = [s for s in np.argsort(-w, kind="stable") if w[s] >= 0.15][:3]
+        parts.append(f"{title}: " + ", ".join(f"{tokens[s]} {w[s]:.2f}" for s in big))
+    heads = "1 head" if h == 1 else f"{h} heads"
+    return (f"{heads}, query row {row + 1} “{tokens[row]}” framed in every map. Most weight: "
+            + "; ".join(parts) + ".")
+
+
+def _roles_page(png, caption, steps_row, titles, tokens):
+    src = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+    tables = "".join(_arithmetic_table(step, title, tokens) for step, title in zip(steps_row, titles))
+    return (f"<figure style=\"margin:0\"><img src=\"{src}\" alt=\"{html.escape(caption)}\">"
+            f"<figcaption>{html.escape(caption)}</figcaption></figure>"
+            f"<p>The arithmetic of row “{html.escape(tokens[steps_row[0].row])}” in each head "
+            "(the orange line is the key with the largest weight):</p>"
+            f"<div class=\"mha-arith-grid\">{tables}</div>")
+
+
+def _check_head_counts(hs, h_max):
+    """The h slider's stops: distinct head counts, each dividing ``h_max``."""
+    if isinstance(hs, (str, bytes)) or not hasattr(hs, "__iter__"):
+        raise TypeError(f"hs must be a sequence of head counts, got {hs!r}")
+    hs = tuple(check_positive_int(h, "hs entry") for h in hs)
+    if not hs or len(set(hs)) != len(hs) or any(h_max % h for h in hs):
+        raise ValueError(f"hs must be distinct head counts that divide the example's h = {h_max}, got {hs}")
+    return hs
+
+
+def roles_explorer(example=None, hs=ROLE_HS, *, start_h=None, start_row=1):
+    """Heads with roles on the static page: pick h and a query row; see every map and the row's arithmetic.
+
+    Everything is computed with :func:`mha.attention_steps` when the page is
+    built: for each ``h`` a picture of every head's map with the chosen row
+    framed, and for each head a table of that row (``q . k``, divided by
+    ``sqrt(d_k)``, ``exp``, the sum, the weights). The pictures and tables sit
+    in a ``Stack`` per ``h`` whose pages are ``Stack`` s per row; the h slider is
+    linked to the outer stack and the row menu to every inner stack with
+    ``jslink``, so both pickers work in the browser without a kernel.
+
+    Parameters
+    ----------
+    example : RoleExample, optional
+        Default :func:`mha.examples.cat_sat_mat`.
+    hs : sequence of int
+        Head counts to offer; each must divide the example's ``h`` (so each
+        head holds whole roles).
+    start_h, start_row : int
+        Shown first (default: the example's ``h``, and the second token).
+
+    Returns
+    -------
+    ipywidgets.VBox
+        Children: intro, h slider, row menu, the stack of stacks. DOM classes
+        ``mha-sweep`` and ``mha-roles``.
+    """
+    example = cat_sat_mat() if example is None else example
+    if not isinstance(example, RoleExample):
+        raise TypeError(f"example must be a mha.examples.RoleExample, got {type(example).__name__}")
+    hs = _check_head_counts(hs, example.h)
+    tokens = tuple(example.tokens)
+    T = len(tokens)
+    start_h = example.h if start_h is None else start_h
+    if start_h not in hs:
+        raise ValueError(f"start_h must be one of hs = {hs}, got {start_h!r}")
+    start_row = check_index(start_row, "start_row", T)
+    row_menu = widgets.Dropdown(options=[(f"{t + 1}: {w}", t) for t, w in enumerate(tokens)], index=start_row,
+                                description="query row", style={"description_width": "initial"})
+    h_slider = widgets.SelectionSlider(options=[("1 head" if h == 1 else f"{h} heads", i) for i, h in enumerate(hs)],
+                                       index=hs.index(start_h), description="heads h", continuous_update=True,
+                                       style={"description_width": "initial"},
+                                       layout=widgets.Layout(width="95%", max_width="30em"))
+    shared = widgets.Layout()
+    per_h = []
+    for h in hs:
+        reading = read_roles(example, h)
+        titles = _head_titles(example.roles, h)
+        painter = _RolesPainter(reading.weights, tokens, titles)
+        pages = []
+        for row in range(T):
+            caption = _roles_caption(h, row, tokens, titles, reading.weights)
+            pages.append(widgets.HTML(_roles_page(painter.draw(row), caption, row_arithmetic(reading.steps, row),
+                                                  titles, tokens), layout=shared))
+        inner = widgets.Stack(pages, selected_index=start_row, layout=shared)
+        widgets.jslink((row_menu, "index"), (inner, "selected_index"))
+        per_h.append(inner)
+    outer = widgets.Stack(per_h, selected_index=hs.index(start_h))
+    widgets.jslink((h_slider, "index"), (outer, "selected_index"))
+    intro = (f"The layer of “{html.escape(' '.join(tokens))}”, the same matrices read with h heads. "
+             "Move the slider (arrow keys) to change h, and pick a query row from the menu: the row is "
+             "framed in every map, and below the maps each head's arithmetic for that row is spelled out.")
+    box = widgets.VBox([widgets.HTML(_ROLE_CSS + f"<p>{intro}</p>"), h_slider, row_menu, outer])
+    box.add_class("mha-sweep")
+    box.add_class("mha-roles")
     return box
