@@ -259,3 +259,107 @@ def test_wcag_rule_beats_the_old_half_way_rule_on_viridis():
            if plotting.contrast_ratio("white" if v < 0.5 else "black", viridis(v)) < 4.5]
     assert old and min(old) > 0.4 and max(old) < 0.5  # the cells the old rule got wrong
     assert all(plotting.contrast_ratio(plotting.text_colour(viridis(v)), viridis(v)) >= 4.5 for v in old)
+
+
+# ================================================================ heads with roles, and the h sweep at several widths
+import base64  # noqa: E402
+import re  # noqa: E402
+
+from mha import head_roles  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def roles_box():
+    return widgets.roles_explorer()
+
+
+def test_roles_explorer_links_both_pickers_to_nested_stacks(roles_box):
+    assert {"mha-sweep", "mha-roles"} <= set(roles_box._dom_classes)
+    intro, h, row, outer = roles_box.children
+    assert isinstance(h, ipywidgets.SelectionSlider) and isinstance(row, ipywidgets.Dropdown)
+    assert h.description and row.description and [label for label, _ in h.options] == ["1 head", "2 heads", "4 heads"]
+    assert [label for label, _ in row.options][:2] == ["1: the", "2: cat"]
+    assert isinstance(outer, ipywidgets.Stack) and len(outer.children) == 3
+    (h_link,) = links_of(h)
+    assert h_link.target == (outer, "selected_index")
+    row_links = links_of(row)
+    assert {link.target[0] for link in row_links} == set(outer.children)  # every inner stack follows the menu
+    assert all(len(inner.children) == 8 and inner.selected_index == row.index for inner in outer.children)
+
+
+def _png_and_alt(page):
+    src = re.search(r'src="data:image/png;base64,([^"]+)" alt="([^"]+)"', page.value)
+    return base64.b64decode(src.group(1)), src.group(2)
+
+
+def test_roles_pages_show_distinct_framed_maps_with_alt_text(roles_box):
+    outer = roles_box.children[3]
+    pictures, alts = [], []
+    for inner in outer.children:
+        for page in inner.children:
+            png, alt = _png_and_alt(page)
+            assert png.startswith(PNG_MAGIC) and len(png) < 40_000
+            pictures.append(png)
+            alts.append(alt)
+    assert len(set(pictures)) == len(pictures) == 24 and len(set(alts)) == 24
+    assert "4 heads, query row 2 “cat”" in alts[2 * 8 + 1] and "delimiter sink: . 0.99" in alts[2 * 8 + 1]
+
+
+def test_roles_tables_hold_the_library_s_numbers(roles_box):
+    ex = mha.examples.cat_sat_mat()
+    outer = roles_box.children[3]
+    for k, h in enumerate((1, 2, 4)):
+        steps = mha.attention_steps(ex.X, *ex.weights, h=h)
+        for row in (1, 7):
+            page = outer.children[k].children[row].value
+            assert page.count('<table class="mha-arith">') == h
+            cells = re.findall(r"<td>([^<]*)</td><td>([^<]*)</td></tr>", page)
+            weights = [float(w) for _, w in cells]  # per head: 8 keys, then the sum
+            for i in range(h):
+                shown = np.array(weights[9 * i:9 * i + 8])
+                np.testing.assert_allclose(shown, steps.weights[i, row], atol=5e-4)
+                assert weights[9 * i + 8] == pytest.approx(1.0)
+            top = head_roles.row_arithmetic(steps, row)[0]
+            assert f"<td>{top.scaled.max():.3f}</td>".replace("-", "\u2212") in page
+
+
+def test_roles_state_is_bounded(roles_box):
+    _, h, row, _ = roles_box.children
+    data = embed_data(views=[roles_box], state=dependency_state([roles_box, *links_of(h), *links_of(row)]))
+    assert sum(m["model_name"] == "LinkModel" for m in data["manager_state"]["state"].values()) == 4
+    assert len(json.dumps(data)) <= 600_000
+
+
+def test_roles_explorer_bad_input():
+    with pytest.raises(TypeError, match="RoleExample"):
+        widgets.roles_explorer(mha.examples.i_love_llms())
+    with pytest.raises(ValueError, match="divide"):
+        widgets.roles_explorer(hs=(1, 3))
+    with pytest.raises(ValueError, match="start_h"):
+        widgets.roles_explorer(hs=(1, 2), start_h=4)
+    with pytest.raises(ValueError, match="start_row"):
+        widgets.roles_explorer(hs=(1,), start_h=1, start_row=8)
+
+
+def test_h_sweep_widths_menu_picks_a_sweep_per_width():
+    box = widgets.h_sweep_widths(widths=(4, 6), tokens=("a", "b", "c"))
+    assert "mha-h-widths" in box._dom_classes
+    intro, menu, stack = box.children
+    assert isinstance(menu, ipywidgets.Dropdown) and menu.description == "width d"
+    (link,) = links_of(menu)
+    assert link.target == (stack, "selected_index") and stack.selected_index == 1
+    counts = [len(parts(sweep)[1].options) for sweep in stack.children]
+    assert counts == [3, 4] and all("mha-h-sweep" in s._dom_classes for s in stack.children)
+    with pytest.raises(ValueError, match="distinct"):
+        widgets.h_sweep_widths(widths=(4, 4))
+    with pytest.raises(ValueError, match="widths entry"):
+        widgets.h_sweep_widths(widths=(0,))
+
+
+def test_h_sweep_names_the_keys_under_each_map():
+    painter = widgets._HPainter(("a", "b"), 4)
+    frame = split_trace.h_sweep_frames(mha.examples.random_layer(("a", "b"), 4))[1]  # h = 2
+    painter.draw(frame)
+    shown = [k for k in painter.keys if k.get_visible()]
+    assert [k.get_text() for k in shown] == ["a", "b", "a", "b"]
+    assert [k.xy[0] for k in shown] == [0, 1, 3, 4]  # head 2's keys sit past the gap

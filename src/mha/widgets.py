@@ -836,7 +836,7 @@ def roles_explorer(example=None, hs=ROLE_HS, *, start_h=None, start_row=1):
         Head counts to offer; each must divide the example's ``h`` (so each
         head holds whole roles).
     start_h, start_row : int
-        Shown first (default: the example's ``h``, and the second token).
+        Shown first (default: the largest h, and the second token).
 
     Returns
     -------
@@ -850,7 +850,7 @@ def roles_explorer(example=None, hs=ROLE_HS, *, start_h=None, start_row=1):
     hs = _check_head_counts(hs, example.h)
     tokens = tuple(example.tokens)
     T = len(tokens)
-    start_h = example.h if start_h is None else start_h
+    start_h = max(hs) if start_h is None else start_h
     if start_h not in hs:
         raise ValueError(f"start_h must be one of hs = {hs}, got {start_h!r}")
     start_row = check_index(start_row, "start_row", T)

@@ -4,6 +4,9 @@
   the mean entropy in nats of each head's rows, as :func:`mha.stats.head_entropy`.
 * ``ex-score-variance`` (numeric): d_k, and the variance of raw and scaled
   scores, for d_model = 256 and h = 4.
+* ``ex-single-head-cat`` (numeric): in the single map (h = 1) of
+  :func:`mha.examples.cat_sat_mat`, the role whose keys get most of the row
+  of "cat", and the weight that row puts on ".".
 """
 
 from __future__ import annotations
@@ -11,11 +14,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..attention import causal_mask, multi_head_attention, softmax
-from ..examples import i_love_llms
+from ..examples import cat_sat_mat, i_love_llms
+from ..head_roles import role_keys
 from ..stats import head_entropy, row_entropy
-from .core import answer_array, call_learner, checker, compare, dict_parts, entry_names, wrong
+from .core import answer_array, call_learner, checker, compare, dict_parts, entry_names, one_number, wrong
 
-__all__ = ["score_variance"]
+__all__ = ["score_variance", "single_head_cat"]
 
 # Learners may compute in float32: compare with tolerances that float32 meets.
 _ATOL, _RTOL = 1e-6, 1e-5
@@ -121,3 +125,59 @@ def score_variance_check(answer):
         (np.sqrt(exp["raw"]), "'scaled': the scaling divides the variance by d_k, not by sqrt(d_k)."),
     ], shape_hint="'scaled' is one number.")
     return "the scaling brings every head, whatever its width, back to variance 1."
+
+
+# --------------------------------------------------------------------------- the single map of the roles layer
+
+_ROLE_WORDS = {"neighbour": "neighbour", "neighbor": "neighbour", "neighbours": "neighbour",
+               "samepartofspeech": "same part of speech", "partofspeech": "same part of speech",
+               "pos": "same part of speech", "sameword": "same word", "word": "same word",
+               "delimitersink": "delimiter sink", "sink": "delimiter sink", "delimiter": "delimiter sink"}
+_CAT, _DOT = 1, 7  # the row of "cat" and the key "."
+
+
+def _cat_row(h, divide_by=None):
+    """The weights of the row of "cat" in head 1 at ``h`` heads (the sink's head when ``h = 4`` is asked for)."""
+    ex = cat_sat_mat()
+    Q, K = ex.X @ ex.W_Q, ex.X @ ex.W_K                          # (T, d), the split comes next
+    d_k = Q.shape[1] // h
+    head = h - 1                                                # the last head holds the sink's columns
+    cols = slice(head * d_k, (head + 1) * d_k)
+    scores = Q[_CAT, cols] @ K[:, cols].T                       # (T,)
+    w = softmax(scores / np.sqrt(d_k if divide_by is None else divide_by))
+    masses = {role: float(w[keys[_CAT]].sum()) for role, keys in zip(ex.roles, role_keys(ex))}
+    return w, masses
+
+
+def single_head_cat():
+    """Reference answer of ex-single-head-cat: the leading role of cat's row at h = 1, and its weight on "."."""
+    w, masses = _cat_row(1)
+    return {"role": max(masses, key=masses.get), "weight": float(w[_DOT])}
+
+
+@checker("ex-single-head-cat", kind="numeric")
+def single_head_cat_check(answer):
+    """The role that leads the row of "cat" in the single map (h = 1), and the weight on "."."""
+    role, weight = dict_parts(answer, ("role", "weight"), "{'role': 'same word', 'weight': 0.1}")
+    expected = single_head_cat()
+    if not isinstance(role, str):
+        wrong(f"'role' should be the name of a role, as text (e.g. 'neighbour'); got {type(role).__name__}.")
+    named = _ROLE_WORDS.get("".join(c for c in role.lower() if c.isalpha()))
+    if named is None:
+        wrong("'role' is not one of the four roles: neighbour, same part of speech, same word, delimiter sink.")
+    if named != expected["role"]:
+        wrong(f"'role': in the single map, the keys of {named} get less of cat's row than another role's keys. "
+              "At h = 1 the four roles' scores add up in one head: add the q·k each role gives every key, "
+              "then compare the weights that land on each role's keys.")
+    four, _ = _cat_row(4)
+    two, _ = _cat_row(2)
+    compare(one_number(weight, "'weight'"), expected["weight"], "'weight'", atol=0.006, rtol=0, mistakes=[
+        (_cat_row(1, divide_by=8)[0][_DOT], "'weight': that divides by √8, the head width of h = 4. "
+                                            "With one head, d_k is the whole width, 32."),
+        (_cat_row(1, divide_by=1)[0][_DOT], "'weight': the scores were not divided by √d_k."),
+        (four[_DOT], "'weight': that is the sink head of h = 4. With one head, the sink's score "
+                     "shares the softmax with the other roles' scores."),
+        (two[_DOT], "'weight': that is head 2 of h = 2, which holds only the word and sink columns."),
+    ], shape_hint="'weight' is one number.")
+    return (f"with one head, the sink's q·k of 20 outweighs the rest, yet it keeps only "
+            f"{expected['weight']:.2f} of the row: the other roles' scores share the one softmax.")
