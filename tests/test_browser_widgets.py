@@ -20,7 +20,7 @@ pytestmark = pytest.mark.browser
 # Where the chapters place the sweeps (mha.widgets.q_sweep, h_sweep, dk_sweep) and chapter 9's
 # head slider (mha.frames.frame_stack of mha.frames.heatmap_frames).
 WIDGET_PAGES = {
-    "book/04_wide_or_narrow.html": ("mha-h-sweep",),
+    "book/04_wide_or_narrow.html": ("mha-h-sweep", "mha-roles"),
     "book/07_narrow_heads.html": ("mha-q-sweep",),
     "book/09_real_heads.html": ("mha-real-heads",),
     "book/10_rank_bound.html": ("mha-dk-sweep",),
@@ -91,3 +91,61 @@ def test_end_key_reaches_the_last_frame(open_page, site_dir, path, dom_class):
     (first_value, first_caption), (last_value, last_caption) = seen
     assert first_value != last_value and first_caption != last_caption
     assert not visit.console_errors and not visit.page_errors
+
+
+# ---- chapter 4's roles widget: an h slider and a query-row menu, both linked in the browser ----
+_ROLES_STATE_JS = """
+async (root) => {
+  const img = Array.from(root.querySelectorAll('img')).find(i => i.checkVisibility());
+  if (!img) return null;
+  if (!img.complete) await new Promise(r => { img.onload = img.onerror = r; });
+  const buf = await (await fetch(img.src)).arrayBuffer();
+  const h = await crypto.subtle.digest('SHA-256', buf);
+  const tables = Array.from(root.querySelectorAll('table.mha-arith')).filter(t => t.checkVisibility());
+  return {digest: Array.from(new Uint8Array(h)).map(b => b.toString(16).padStart(2, '0')).join(''),
+          alt: img.alt, tables: tables.length, text: tables.map(t => t.innerText).join('|')};
+}
+"""
+
+
+def _roles_state(widget, page, before=None, timeout_ms=5000):
+    """The visible picture and tables; waits until they differ from ``before`` (if given)."""
+    state = widget.evaluate(_ROLES_STATE_JS)
+    waited = 0
+    while before is not None and state == before and waited < timeout_ms:
+        page.wait_for_timeout(100)
+        waited += 100
+        state = widget.evaluate(_ROLES_STATE_JS)
+    return state
+
+
+def test_roles_widget_h_slider_and_row_menu_work_without_a_kernel(open_page, site_dir):
+    path = "book/04_wide_or_narrow.html"
+    visit, widgets = _open_sweeps(open_page, site_dir, path, "mha-roles")
+    page, widget = visit.page, widgets.first
+    widget.scroll_into_view_if_needed()
+    start = _roles_state(widget, page)
+    assert start and start["tables"] == 4 and "4 heads" in start["alt"] and "“cat”" in start["alt"]
+
+    menu = widget.locator("select")
+    assert menu.count() == 1 and widget.get_by_label("query row").count() == 1  # the menu has a name
+    menu.focus()
+    menu.select_option(label="8: .")
+    row8 = _roles_state(widget, page, start)
+    assert row8["digest"] != start["digest"] and row8["tables"] == 4 and "“.”" in row8["alt"]
+
+    handle = widget.locator(".noUi-handle").first
+    handle.focus()
+    handle.press("End")  # 1 head: the row chosen in the menu stays chosen
+    one = _roles_state(widget, page, row8)
+    assert one["tables"] == 1 and "1 head" in one["alt"] and "“.”" in one["alt"]
+
+    menu.select_option(label="2: cat")
+    one_cat = _roles_state(widget, page, one)
+    assert one_cat["tables"] == 1 and "“cat”" in one_cat["alt"] and one_cat["digest"] != one["digest"]
+    handle.focus()
+    handle.press("Home")
+    back = _roles_state(widget, page, one_cat)
+    assert back == start  # 4 heads and "cat" again: the first picture and tables
+    assert not visit.offsite and not visit.console_errors and not visit.page_errors, \
+        visit.console_errors + visit.page_errors

@@ -153,7 +153,7 @@ def _one_hot(index, size):
 
 
 def cat_sat_mat():
-    """"the cat sat on the warm mat ." with four hand-set heads: neighbour, part of speech, word, sink.
+    """Four heads set by hand on "the cat sat on the warm mat .": neighbour, part of speech, word, sink.
 
     Each token's row of ``X`` joins four blocks of 8 features: its position
     (one-hot), its part of speech (one-hot), the word itself (one-hot) and

@@ -703,7 +703,7 @@ def dk_sweep_live(target=None, n=4):
 
 
 # ================================================================ heads with roles
-ROLE_HS = (1, 2, 4)
+ROLE_HS = (4, 2, 1)  # left to right: the heads merge
 
 
 def _head_titles(roles, h):
@@ -803,7 +803,7 @@ def _roles_page(png, caption, steps_row, titles, tokens):
     return (f"<figure style=\"margin:0\"><img src=\"{src}\" alt=\"{html.escape(caption)}\">"
             f"<figcaption>{html.escape(caption)}</figcaption></figure>"
             f"<p>The arithmetic of row “{html.escape(tokens[steps_row[0].row])}” in each head "
-            "(the orange line is the key with the largest weight):</p>"
+            "(the key with the largest weight is shaded orange):</p>"
             f"<div class=\"mha-arith-grid\">{tables}</div>")
 
 
@@ -833,10 +833,11 @@ def roles_explorer(example=None, hs=ROLE_HS, *, start_h=None, start_row=1):
     example : RoleExample, optional
         Default :func:`mha.examples.cat_sat_mat`.
     hs : sequence of int
-        Head counts to offer; each must divide the example's ``h`` (so each
-        head holds whole roles).
+        Head counts to offer, in the slider's order (default 4, 2, 1: moving
+        right merges heads); each must divide the example's ``h``, so each
+        head holds whole roles.
     start_h, start_row : int
-        Shown first (default: the largest h, and the second token).
+        Shown first (default: the first of ``hs``, and the second token).
 
     Returns
     -------
@@ -850,7 +851,7 @@ def roles_explorer(example=None, hs=ROLE_HS, *, start_h=None, start_row=1):
     hs = _check_head_counts(hs, example.h)
     tokens = tuple(example.tokens)
     T = len(tokens)
-    start_h = max(hs) if start_h is None else start_h
+    start_h = hs[0] if start_h is None else start_h
     if start_h not in hs:
         raise ValueError(f"start_h must be one of hs = {hs}, got {start_h!r}")
     start_row = check_index(start_row, "start_row", T)
@@ -877,7 +878,8 @@ def roles_explorer(example=None, hs=ROLE_HS, *, start_h=None, start_row=1):
     outer = widgets.Stack(per_h, selected_index=hs.index(start_h))
     widgets.jslink((h_slider, "index"), (outer, "selected_index"))
     intro = (f"The layer of “{html.escape(' '.join(tokens))}”, the same matrices read with h heads. "
-             "Move the slider (arrow keys) to change h, and pick a query row from the menu: the row is "
+             "Move the slider right (or press the arrow keys) to merge the heads, and pick a query row "
+             "from the menu: the row is "
              "framed in every map, and below the maps each head's arithmetic for that row is spelled out.")
     box = widgets.VBox([widgets.HTML(_ROLE_CSS + f"<p>{intro}</p>"), h_slider, row_menu, outer])
     box.add_class("mha-sweep")
