@@ -9,9 +9,11 @@ forward steps of :func:`mha.attention_steps` backwards, one line per step.
   :func:`mha.multi_head_attention` plus ``dY``.
 * :func:`steps_backward` -- the same walk from a forward pass already done
   (an :class:`mha.AttentionSteps`), so a training loop runs the forward once.
+* :func:`attend_backward` -- the heads' part alone, from the head outputs back
+  to the split ``Q``, ``K``, ``V`` (any number of queries and keys).
 
 The only step that is not a matrix product is the softmax; its Jacobian is
-explained in :func:`steps_backward`.
+explained in :func:`attend_backward`.
 """
 
 from __future__ import annotations
@@ -22,9 +24,9 @@ from typing import NamedTuple
 import numpy as np
 
 from ._validate import as_float_array
-from .attention import AttentionSteps, attention_steps
+from .attention import attention_steps
 
-__all__ = ["AttentionGradients", "attention_backward", "steps_backward"]
+__all__ = ["AttentionGradients", "attend_backward", "attention_backward", "steps_backward"]
 
 
 class AttentionGradients(NamedTuple):
@@ -57,6 +59,46 @@ def _outer_sum(A, B):
     return A.reshape(-1, A.shape[-1]).T @ B.reshape(-1, B.shape[-1])
 
 
+def attend_backward(Q, K, V, A, dZ):
+    r"""Gradients through attention heads already split: from ``dZ`` back to ``Q``, ``K`` and ``V``.
+
+    The forward pass of a head, with ``A`` its weights:
+
+    .. math:: S = Q K^\top / \sqrt{d_k}, \quad A = \operatorname{softmax}(S), \quad Z = A V
+
+    The two products give :math:`dA = dZ\, V^\top` and :math:`dV = A^\top dZ`, and
+    :math:`dQ = dS\,K / \sqrt{d_k}`, :math:`dK = dS^\top Q / \sqrt{d_k}`.
+
+    **The softmax's Jacobian.** One row :math:`a = \operatorname{softmax}(s)`
+    has :math:`\partial a_j / \partial s_l = a_j(\delta_{jl} - a_l)`: raising
+    one score raises its own weight and takes from every other weight in
+    proportion to its size. Applied to a row of upstream gradients :math:`g = dA`,
+
+    .. math::
+        ds_l = \sum_j g_j\, a_j (\delta_{jl} - a_l) = a_l \Big(g_l - \sum_j g_j a_j\Big),
+        \qquad\text{so}\qquad dS = A \odot \big(dA - \operatorname{rowsum}(dA \odot A)\big).
+
+    Each score's gradient is its weight times how much its own gradient beats
+    the row's weighted average. A masked key has weight 0, so its score gets
+    gradient 0: masks and the causal triangle need no special case.
+
+    Unchecked: ``Q`` ``(..., T, d_k)``, ``K`` ``(..., S, d_k)``, ``V`` ``(..., S, d_v)``,
+    ``A`` ``(..., T, S)`` (the forward's weights) and ``dZ`` ``(..., T, d_v)``, with the same leading axes.
+
+    Returns
+    -------
+    dQ, dK, dV : ndarray
+        Shaped like ``Q``, ``K`` and ``V``.
+    """
+    dA = dZ @ np.swapaxes(V, -1, -2)  # (..., T, d_v) @ (..., d_v, S) -> (..., T, S)
+    dV = np.swapaxes(A, -1, -2) @ dZ  # (..., S, T) @ (..., T, d_v) -> (..., S, d_v)
+    dS = A * (dA - (dA * A).sum(axis=-1, keepdims=True))  # the softmax's Jacobian, row by row: (..., T, S)
+    dS *= 1 / math.sqrt(Q.shape[-1])  # the scores were divided by √d_k
+    dQ = dS @ K  # (..., T, S) @ (..., S, d_k) -> (..., T, d_k)
+    dK = np.swapaxes(dS, -1, -2) @ Q  # (..., S, T) @ (..., T, d_k) -> (..., S, d_k)
+    return dQ, dK, dV
+
+
 def steps_backward(steps, X, W_Q, W_K, W_V, W_O, dY):
     r"""Gradients of a loss through one attention layer, from its forward intermediates.
 
@@ -68,19 +110,8 @@ def steps_backward(steps, X, W_Q, W_K, W_V, W_O, dY):
 
     Every step but the softmax is a product, whose gradient is a product with a
     transpose: for :math:`Y = C W`, :math:`dC = dY\,W^\top` and :math:`dW = C^\top dY`.
-
-    **The softmax's Jacobian.** One row :math:`a = \operatorname{softmax}(s)`
-    has :math:`\partial a_j / \partial s_l = a_j(\delta_{jl} - a_l)`: raising
-    one score raises its own weight and takes from every other weight in
-    proportion to its size. Applied to a row of upstream gradients :math:`g = dA`,
-
-    .. math::
-        ds_l = \sum_j g_j\, a_j (\delta_{jl} - a_l) = a_l \Big(g_l - \sum_j g_j a_j\Big),
-        \qquad\text{so}\qquad dS = A \odot \big(dA - \operatorname{rowsum}(dA \odot A)\big).
-
-    Each score's gradient is its weight times how much better than the row's
-    weighted average its own gradient is. A masked key has weight 0, so its
-    score gets gradient 0: the mask needs no special case.
+    The heads' part, softmax included, is :func:`attend_backward`. ``X`` feeds
+    all three projections, so its gradient is the sum of three.
 
     Parameters
     ----------
@@ -96,19 +127,12 @@ def steps_backward(steps, X, W_Q, W_K, W_V, W_O, dY):
     -------
     AttentionGradients
     """
-    h, d_k = steps.h, steps.d_k
     dconcat = dY @ W_O.T  # (..., T, d_out) @ (d_out, h*d_v) -> (..., T, h*d_v)
     dW_O = _outer_sum(steps.concat, dY)  # (h*d_v, d_out)
-    dZ = _heads(dconcat, h)  # (..., T, h*d_v) -> (..., h, T, d_v)
-    A = steps.weights  # (..., h, T, T)
-    dA = dZ @ np.swapaxes(steps.V_heads, -1, -2)  # (..., h, T, d_v) @ (..., h, d_v, T) -> (..., h, T, T)
-    dV_heads = np.swapaxes(A, -1, -2) @ dZ  # (..., h, T, T) @ (..., h, T, d_v) -> (..., h, T, d_v)
-    dS = A * (dA - (dA * A).sum(axis=-1, keepdims=True))  # the softmax's Jacobian, row by row: (..., h, T, T)
-    dS *= 1 / math.sqrt(d_k)  # the scores were divided by √d_k
-    dQ_heads = dS @ steps.K_heads  # (..., h, T, T) @ (..., h, T, d_k) -> (..., h, T, d_k)
-    dK_heads = np.swapaxes(dS, -1, -2) @ steps.Q_heads  # (..., h, T, T) @ (..., h, T, d_k) -> (..., h, T, d_k)
+    dZ = _heads(dconcat, steps.h)  # (..., T, h*d_v) -> (..., h, T, d_v)
+    dQ_heads, dK_heads, dV_heads = attend_backward(steps.Q_heads, steps.K_heads, steps.V_heads, steps.weights, dZ)
     dQ, dK, dV = _joined(dQ_heads), _joined(dK_heads), _joined(dV_heads)  # (..., h, T, ·) -> (..., T, h*·)
-    dX = dQ @ W_Q.T + dK @ W_K.T + dV @ W_V.T  # X fed all three projections: (..., T, d)
+    dX = dQ @ W_Q.T + dK @ W_K.T + dV @ W_V.T  # (..., T, h*·) @ (h*·, d) -> (..., T, d), three times
     return AttentionGradients(X=dX, W_Q=_outer_sum(X, dQ), W_K=_outer_sum(X, dK), W_V=_outer_sum(X, dV),
                               W_O=dW_O)  # (d, h*d_k), (d, h*d_k), (d, h*d_v), (h*d_v, d_out)
 
@@ -117,8 +141,8 @@ def attention_backward(X, W_Q, W_K, W_V, W_O, h, dY, *, mask=None, causal=False)
     r"""Gradients of a loss with respect to the inputs of :func:`mha.multi_head_attention`.
 
     Runs the forward pass (:func:`mha.attention_steps`, which checks every
-    input) and then :func:`steps_backward`, whose docstring derives each step,
-    the softmax's Jacobian included:
+    input) and then :func:`steps_backward`, which walks the steps back; the
+    softmax's Jacobian is derived in :func:`attend_backward`:
     :math:`dS = A \odot (dA - \operatorname{rowsum}(dA \odot A))`.
 
     Parameters

@@ -1,0 +1,152 @@
+"""mha.training: the task, the whole model's gradient, the schedule, Adam, determinism and bad input."""
+
+import math
+
+import numpy as np
+import pytest
+
+import mha
+from mha import training as tr
+
+
+def test_lookup_batches_are_well_formed():
+    b = tr.lookup_batch(np.random.default_rng(0), 500, n_keys=3)
+    assert b.keys.shape == b.values.shape == (500, 8) and b.asked.shape == (500, 3)
+    assert all(len(set(row)) == 8 for row in b.keys)  # distinct keys in each lookup
+    assert all(len(set(row)) == 3 for row in b.asked)  # distinct entries asked
+    assert b.keys.min() >= 0 and b.keys.max() <= 15 and b.values.max() <= 15
+    np.testing.assert_array_equal(b.answers[:, 0], b.values[np.arange(500), b.asked[:, 0]])
+    assert len(np.unique(b.keys)) == 16 and len(np.unique(b.values)) == 16
+
+
+def test_the_test_set_is_fixed():
+    a, b = tr.test_set(2), tr.test_set(2)
+    assert a.keys.shape == (8192, 8)
+    np.testing.assert_array_equal(a.keys, b.keys)
+    assert not a.keys.flags.writeable
+
+
+@pytest.mark.parametrize("steps", [1500, 300])
+def test_schedule_matches_its_definition(steps):
+    lrs = np.array([tr.learning_rate(s, steps=steps) for s in range(steps)])
+    np.testing.assert_allclose(lrs[:100], 3e-3 * np.arange(1, 101) / 100)
+    s = np.arange(100, steps)
+    np.testing.assert_allclose(lrs[100:], 0.5 * 3e-3 * (1 + np.cos(np.pi * (s + 1 - 100) / (steps - 100))),
+                               atol=1e-18)
+    assert lrs.argmax() == 99 and lrs[-1] == pytest.approx(0.0, abs=1e-18)
+    assert np.all(np.diff(lrs[99:]) <= 0)  # decays monotonically after the warm-up
+
+
+def test_adam_matches_the_formula():
+    theta = np.array([[1.0, -2.0, 0.5]])
+    grads = [np.array([[0.1, -0.3, 0.0]]), np.array([[0.2, 0.1, -0.4]])]
+    state, m, v, want = {}, np.zeros(3), np.zeros(3), theta[0].copy()
+    for t, g in enumerate(grads, start=1):
+        tr.adam_step(theta, g, state, lr=0.01)
+        m = 0.9 * m + 0.1 * g[0]
+        v = 0.999 * v + 0.001 * g[0] ** 2
+        want -= 0.01 * (m / (1 - 0.9 ** t)) / (np.sqrt(v / (1 - 0.999 ** t)) + 1e-8)
+    np.testing.assert_allclose(theta[0], want, rtol=1e-12)
+    assert state["t"] == 2
+
+
+def tiny_model(h=2, d=4, d_k=None, n_keys=2, M=2, B=3, seed=0):
+    shapes = tr.param_shapes(h, d, d // h if d_k is None else d_k, n_keys)
+    theta = np.stack([tr.init_params(np.random.default_rng(seed + m), shapes, dtype=np.float64) for m in range(M)])
+    theta[:, -n_keys * 16:] = np.random.default_rng(seed).normal(size=(M, n_keys * 16))  # biases away from 0
+    batch = next(tr._batches([np.random.default_rng(seed + 10 + m) for m in range(M)], 1, n_keys))
+    batch = tr.LookupBatch(batch.keys[:, :B], batch.values[:, :B], batch.asked[:, :B])
+    return theta, shapes, batch
+
+
+@pytest.mark.parametrize("h, d_k, n_keys", [(2, None, 2), (1, None, 1), (4, 2, 3)])
+def test_whole_model_gradient_matches_finite_differences(h, d_k, n_keys):
+    theta, shapes, batch = tiny_model(h=h, d_k=d_k, n_keys=n_keys)
+    loss, grad = tr.loss_and_grads(theta, shapes, batch, h)
+    assert loss.shape == (2,) and grad.shape == theta.shape
+    eps = 1e-6
+    numeric = np.zeros_like(theta)
+    for i in range(theta.shape[1]):
+        plus, minus = theta.copy(), theta.copy()
+        plus[:, i] += eps
+        minus[:, i] -= eps
+        numeric[:, i] = (tr.loss_and_grads(plus, shapes, batch, h)[0] - tr.loss_and_grads(minus, shapes, batch, h)[0]) / (2 * eps)
+    np.testing.assert_allclose(grad, numeric, rtol=1e-5, atol=1e-8)
+    assert np.abs(grad).max() > 1e-3  # something to compare
+
+
+def test_models_side_by_side_do_not_mix():
+    theta, shapes, batch = tiny_model(M=2)
+    loss, grad = tr.loss_and_grads(theta, shapes, batch, 2)
+    one = tr.LookupBatch(batch.keys[1:], batch.values[1:], batch.asked[1:])
+    loss1, grad1 = tr.loss_and_grads(theta[1:].copy(), shapes, one, 2)
+    np.testing.assert_allclose(loss[1:], loss1, rtol=1e-12)
+    np.testing.assert_allclose(grad[1:], grad1, rtol=1e-10, atol=1e-14)
+
+
+def test_query_row_is_the_library_layer():
+    """The model's query-only layer gives the last row of mha.multi_head_attention on the 9 tokens."""
+    theta, shapes, batch = tiny_model(h=2, M=1)
+    w = tr.unpack(theta, shapes)
+    f = tr._forward(w, batch, 2)
+    X = f["X"][0]  # (B, 9, d)
+    Y, A = mha.multi_head_attention(X, w["W_Q"][0], w["W_K"][0], w["W_V"][0], w["W_O"][0], h=2)
+    np.testing.assert_allclose(f["z"][0], X[:, -1] + Y[:, -1], rtol=1e-12)
+    np.testing.assert_allclose(f["A"][0, :, :, 0], A[:, :, -1], rtol=1e-12)
+
+
+def test_unpack_gives_views():
+    theta, shapes, _ = tiny_model()
+    views = tr.unpack(theta, shapes)
+    assert sum(math.prod(s) for s in shapes.values()) == theta.shape[1]
+    views["W_O"][...] = 7.0
+    assert (theta == 7.0).sum() == 2 * math.prod(shapes["W_O"])
+
+
+def test_deterministic_per_seed_and_seeds_differ():
+    a = tr.dictionary_lookup(2, seed=3, steps=30)
+    b = tr.dictionary_lookup(2, seed=3, steps=30)
+    c = tr.dictionary_lookup(2, seed=4, steps=30)
+    np.testing.assert_array_equal(a.train_loss, b.train_loss)
+    assert a.accuracy == b.accuracy and a.accuracy_per_key == b.accuracy_per_key
+    assert not np.array_equal(a.train_loss, c.train_loss)
+    together = tr.dictionary_lookups(2, seeds=(3, 4), steps=30)
+    np.testing.assert_allclose(together[0].train_loss, a.train_loss, rtol=1e-5)
+    np.testing.assert_allclose(together[1].train_loss, c.train_loss, rtol=1e-5)
+
+
+def test_result_fields_and_shapes():
+    r = tr.dictionary_lookup(4, d_k=3, n_keys=3, steps=20)
+    assert (r.h, r.d_k, r.d_v, r.n_keys) == (4, 3, 4, 3)
+    assert len(r.accuracy_per_key) == 3 and 0 <= r.accuracy <= 1
+    assert r.accuracy == pytest.approx(np.mean(r.accuracy_per_key))
+    assert r.attention_on_asked.shape == (4, 3) and r.sample_weights.shape == (4, 4, 9)
+    np.testing.assert_allclose(r.sample_weights.sum(axis=-1), 1, rtol=1e-5)
+    assert r.sample_attention.shape == (4, 4, 3) and r.sample_answers.shape == (4, 3)
+    assert r.params["W_Q"].shape == (16, 12) and r.train_loss.shape == (20,)
+    assert np.isfinite(r.loss)
+
+
+def test_training_learns():
+    r = tr.dictionary_lookup(2, steps=300)
+    assert r.train_loss[-20:].mean() < 0.7 * r.train_loss[:20].mean()
+    assert r.accuracy > 0.2  # far above chance (1/16) after a short run
+
+
+@pytest.mark.parametrize("kw, match", [
+    ({"h": 3}, "must divide"), ({"h": 0}, "h"), ({"h": 2.5}, "h"), ({"n_keys": 9}, "n_keys"),
+    ({"d_k": 0}, "d_k"), ({"seed": -1}, "seed"), ({"steps": 0}, "steps"), ({"lr": float("nan")}, "lr"),
+    ({"lr": 0}, "lr"), ({"d": "16"}, "d"),
+])
+def test_bad_arguments_are_refused(kw, match):
+    args = {"h": 2, **kw}
+    h = args.pop("h")
+    with pytest.raises((ValueError, TypeError), match=match):
+        tr.dictionary_lookup(h, steps=args.pop("steps", 1), **args)
+
+
+def test_bad_seeds_are_refused():
+    with pytest.raises(TypeError, match="seeds"):
+        tr.dictionary_lookups(2, seeds=3, steps=1)
+    with pytest.raises(ValueError, match="seeds"):
+        tr.dictionary_lookups(2, seeds=(), steps=1)
