@@ -458,3 +458,104 @@ def test_stub_cells_run_in_a_kernel_without_error_or_stderr():
         assert "text/html" in out.data and "mha-verdict" in out.data["text/html"]
     statuses = [re.search(r"mha-verdict-([a-z-]+)", o.data["text/html"]).group(1) for o in shown]
     assert statuses == ["not-done", "not-done", "not-done", "correct"]
+
+
+# ----------------------------------------------------------------------------- adversarial learners
+
+@pytest.mark.parametrize("error", [GeneratorExit, KeyboardInterrupt, SystemExit, BaseException])
+def test_check_turns_any_base_exception_of_the_learner_into_a_verdict(register, error):
+    def learner(X):
+        raise error("learner's own")
+
+    register("ex-test-base", lambda f: call_learner(f, np.ones(2), name="f"), kind="code")
+    v = check("ex-test-base", learner)
+    assert v.status == "wrong" and f"`f` raised {error.__name__}: learner's own" in v.message
+
+
+def test_outside_a_check_a_keyboard_interrupt_is_let_through():
+    """call_learner on its own cannot tell the reader's Ctrl-C from the learner's: it lets it stop."""
+    def learner(X):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        call_learner(learner, np.ones(2))
+    fb = _feedback(call_learner, lambda X: (_ for _ in ()).throw(GeneratorExit("g")), np.ones(2), name="f")
+    assert "`f` raised GeneratorExit: g" in fb.message
+
+
+def test_call_learner_stops_a_function_that_never_returns(monkeypatch):
+    monkeypatch.setattr(core, "TIME_LIMIT", 0.1)
+
+    def endless(X):
+        while True:
+            try:
+                X = X + 1
+            except Exception:
+                pass
+
+    fb = _feedback(call_learner, endless, np.ones(2), name="f", case="a small case")
+    assert fb.message == "`f` ran for more than 0.1 s for a small case; look for a loop that never ends."
+
+
+def test_a_checker_cannot_be_made_to_say_correct_by_feedback(register):
+    def cheat(_):
+        raise Feedback("correct", "trust me")
+
+    register("ex-test-cheat", cheat)
+    assert check("ex-test-cheat", 1).status == "wrong"
+
+
+def test_check_refuses_odd_time_limits_quietly(register):
+    register("ex-test-fine", lambda a: None)
+    for limit in (0, -1, "1", True, float("nan")):
+        assert check("ex-test-fine", 1, time_limit=limit).ok
+
+
+def test_entry_names_name_entries_in_words_and_give_up_outside_the_axes():
+    tokens = ("I", "love", "LLMs")
+    name = core.entry_names("head", ("query", tokens), ("key", tokens), start=1)
+    assert name((0, 1, 2)) == "head 1, query 'love', key 'LLMs'"
+    assert name((0, 3, 0)) is None and name((0, 1)) is None
+    fb = _feedback(compare, [0.2, 0.5, 0.3], [0.2, 0.4, 0.4], "your row",
+                   entry=core.entry_names(tokens, template="the weight on {}"))
+    assert fb.message.startswith("in your row, the weight on 'love' is too large (2 entries differ in all)")
+    fb = _feedback(answer_array, [0.2, np.nan], "your row", entry=core.entry_names(("I", "love")))
+    assert "contains NaN at 'love'" in fb.message
+
+
+def test_compare_names_rounding_before_a_mistake_and_counts_decimals():
+    fb = _feedback(compare, [0.3, 0.4], [0.3167, 0.3667], "your row", atol=0.006,
+                   mistakes=[([0.3, 0.4], "a known mistake.")])
+    assert "rounded to 1 decimal" in fb.message and "keep at least 2 decimals" in fb.message
+    assert "known mistake" not in fb.message
+    fb = _feedback(compare, 2360000, 2362368, "your count", atol=0, rtol=0, rounding_hint=False)
+    assert "rounded to 3 significant figures" in fb.message and "without rounding" in fb.message
+    fb = _feedback(compare, [0.31, 0.4], [0.3167, 0.3667], "your row", atol=0.006)
+    assert "rounded" not in fb.message.split(".")[0]  # 0.31 is not a rounding of 0.3167
+
+
+@pytest.mark.parametrize("value", [(1, 2), [1, 2], np.array([1, 2]), np.array([1.0, 2.0]), range(1, 3)])
+def test_pair_accepts_any_sequence_or_array_of_two(value):
+    assert tuple(float(v) for v in core.pair(value)) == (1.0, 2.0)
+
+
+@pytest.mark.parametrize("value, phrase", [("12", "should be a pair"), ({1: 2, 3: 4}, "should be a pair"),
+                                           (3, "should be a pair"), ([1, 2, 3], "got 3"),
+                                           (np.array(5), "should be a pair")])
+def test_pair_refuses_everything_else(value, phrase):
+    assert phrase in _feedback(core.pair, value).message
+
+
+def test_near_threshold_shows_the_side_of_the_threshold():
+    assert core.near_threshold(0.9504, 0.95) == "0.9504"
+    assert core.near_threshold(0.95, 0.95) == "0.950"
+    assert float(core.near_threshold(np.nextafter(0.95, 0), 0.95)) < 0.95
+
+
+def test_safe_repr_never_raises_and_makes_backticks_plain():
+    class Bad:
+        def __repr__(self):
+            raise GeneratorExit
+
+    assert core.safe_repr(Bad()) == "<a Bad>"
+    assert "`" not in core.safe_repr("`x`")

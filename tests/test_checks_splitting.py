@@ -202,7 +202,8 @@ def make_mha(*, scale="sqrt_dk", axis=-1, keys_first=False, straight=False, caus
         Q, K, V = split(X @ Wq), split(X @ Wk), split(X @ Wv)
         d_k = Q.shape[-1]
         scores = K @ np.swapaxes(Q, -1, -2) if keys_first else Q @ np.swapaxes(K, -1, -2)
-        scores = scores / {"sqrt_dk": np.sqrt(d_k), "none": 1.0, "dk": d_k, "sqrt_d": np.sqrt(X.shape[-1])}[scale]
+        scores = scores / {"sqrt_dk": np.sqrt(d_k), "none": 1.0, "dk": d_k, "sqrt_d": np.sqrt(X.shape[-1]),
+                            "sqrt_d_over_h": np.sqrt(X.shape[-1] / h)}[scale]
         if causal:
             scores = np.where(np.tril(np.ones(scores.shape[-2:], dtype=bool)), scores, -np.inf)
         e = np.exp(scores - scores.max(axis=axis, keepdims=True))
@@ -248,6 +249,7 @@ def test_mha_accepts_the_reference_and_learner_solutions():
         ({"scale": "none"}, "not scaled"),
         ({"scale": "dk"}, "divided the scores by d_k"),
         ({"scale": "sqrt_d"}, "scaled by √d, the model width"),
+        ({"scale": "sqrt_d_over_h"}, "you scaled by √(d/h). That is √d_k only when h·d_k = d"),
         ({"keys_first": True}, "from the keys instead of the queries"),
         ({"causal": True}, "causal mask"),
         ({"w_o": "none"}, "W_O is forgotten"),
@@ -295,3 +297,4 @@ def test_mha_cases_cover_batch_uneven_widths_and_several_heads():
     assert any(c.W[2].shape[1] != c.W[0].shape[1] for c in cases)  # d_v != d_k
     assert all(c.h > 1 and c.X.shape[-2] > 1 for c in cases)
     assert any(c.h == 3 and c.X.shape[-2] == 5 for c in cases)
+    assert any(c.h * (c.W[0].shape[1] // c.h) != c.X.shape[-1] for c in cases)  # h*d_k != d_model

@@ -8,6 +8,8 @@ cell) and in the solution (so that every build proves the solution passes).
 In the other direction, every registered checker must belong to an exercise in
 some chapter, every check call must name an exercise of its own chapter, and
 every page with exercises must be listed in _toc.yml (else it is never built).
+Each checker lives in the module named by its chapter's slug: the exercise of
+``book/NN_slug.md`` is checked in ``mha.checks.slug``.
 
 Nothing is skipped: a book without exercises, or a checker without a chapter,
 fails with the list of what is missing.
@@ -229,6 +231,50 @@ def test_every_registered_checker_belongs_to_an_exercise_in_a_chapter():
     in_book = {ex.label for ex in exercises}
     orphans = sorted(set(mha.checks.labels()) - in_book)
     assert not orphans, ("registered checkers with no {exercise} in book/*.md: " + ", ".join(orphans))
+
+
+def chapter_slug(page: str) -> str:
+    """``"book/08_costs.md"`` -> ``"costs"``: the file name without its number and extension."""
+    stem = Path(page).stem
+    match = re.fullmatch(r"\d+_(?P<slug>\w+)", stem)
+    return match["slug"] if match else stem
+
+
+def misplaced_checkers(exercises, module_of) -> list[str]:
+    """Exercises whose checker is not defined in the module named by their chapter's slug."""
+    found = []
+    for ex in exercises:
+        if ex.label not in module_of:
+            continue
+        expected = f"mha.checks.{chapter_slug(ex.page)}"
+        if module_of[ex.label] != expected:
+            found.append(f"{ex.page}:{ex.line} ({ex.label}): checked in {module_of[ex.label]}, "
+                         f"but its chapter's module is {expected}")
+    return found
+
+
+def test_every_checker_lives_in_the_module_of_its_chapter():
+    exercises, _ = book_exercises()
+    module_of = {label: mha.checks.checker_module(label) for label in mha.checks.labels()}
+    problems = misplaced_checkers(exercises, module_of)
+    assert not problems, "\n".join(problems)
+
+
+def test_every_chapter_module_holds_only_its_chapters_checkers():
+    """No module by range or by kind: every checker module is a chapter's slug (or the core)."""
+    exercises, _ = book_exercises()
+    slugs = {chapter_slug(ex.page) for ex in exercises}
+    modules = {mha.checks.checker_module(label).rsplit(".", 1)[-1] for label in mha.checks.labels()}
+    assert modules <= slugs, sorted(modules - slugs)
+    assert not any(ch.isdigit() for name in modules for ch in name), modules
+
+
+def test_misplaced_checkers_are_reported():
+    exercises, _ = collect("book/08_costs.md", parse_events("```{exercise} T\n:label: ex-a\n```\n"))
+    assert chapter_slug("book/08_costs.md") == "costs" and chapter_slug("book/10_rank_bound.md") == "rank_bound"
+    assert misplaced_checkers(exercises, {"ex-a": "mha.checks.costs"}) == []
+    found = misplaced_checkers(exercises, {"ex-a": "mha.checks.chapters_5_7"})
+    assert found and "its chapter's module is mha.checks.costs" in found[0]
 
 
 def _toc_files(node) -> set[str]:

@@ -47,7 +47,7 @@ _SIZE_CASES = ((512, 8, 100), (512, 1, 100), (512, 32, 100), (768, 12, 512), (6,
 def layer_sizes(func):
     """Parameters and score entries of one attention layer, computation held constant."""
     for d, h, T in _SIZE_CASES:
-        got = call_learner(func, d, h, T, name="layer_sizes")
+        got = call_learner(func, d, h, T, name="layer_sizes", signature="layer_sizes(d, h, T)")
         call = f"layer_sizes({d}, {h}, {T})"
         if isinstance(got, (int, float)) or not hasattr(got, "__len__"):
             wrong(f"{call} returned {safe_repr(got, 40)}; return a pair (n_params, n_scores).")

@@ -14,7 +14,7 @@ import re
 
 import numpy as np
 
-from ..width_one import q_sweep_weights
+from ..attention import softmax
 from .core import answer_array, checker, near_threshold, safe_repr, wrong
 
 __all__ = ["KEYS", "TOKENS", "weights_for_q"]
@@ -27,8 +27,14 @@ _LOVE, _LLMS = 0.95, 0.34  # the weights the two exercises ask for
 
 
 def weights_for_q(q):
-    """Weights of a ``d_k = 1`` head with keys (2, 0, 1) for the query ``q`` (no scaling: sqrt(1) = 1)."""
-    return q_sweep_weights(q, KEYS)  # () -> (3,), (m,) -> (m, 3)
+    """Weights of a ``d_k = 1`` head with keys (2, 0, 1) for the query ``q`` (no scaling: sqrt(1) = 1).
+
+    softmax(q k) over the three keys, for one q or for each of several.
+
+    >>> weights_for_q(0.0).round(3).tolist()
+    [0.333, 0.333, 0.333]
+    """
+    return softmax(np.multiply.outer(np.asarray(q, dtype=float), KEYS), axis=-1)  # () -> (3,), (m,) -> (m, 3)
 
 
 def _one_q(answer, what="your q"):

@@ -68,7 +68,7 @@ def _overflowed(got, shape) -> bool:
 def stable_softmax(func):
     """A row-wise softmax that survives huge inputs."""
     for x in _CASES:
-        got = call_learner(func, x.copy(), name="softmax")
+        got = call_learner(func, x.copy(), name="softmax", signature="softmax(x)")
         if _overflowed(got, x.shape):
             wrong(f"softmax gave NaN or infinity for the scores {x.tolist()}. exp(1000) overflows: subtract "
                   "each row's maximum before exp.")

@@ -29,7 +29,7 @@ def tight_scores(func):
     """Scores S with softmax(S) = A and rank(S) = n - 1, for targets whose log has full rank."""
     for A in _tight_cases():
         n = A.shape[0]
-        S = call_learner(func, A.copy(), name="tight_scores")
+        S = call_learner(func, A.copy(), name="tight_scores", signature="tight_scores(A)")
         S = answer_array(S, "the returned S", entry=entry_names("row", "column"))
         if S.shape != A.shape:
             wrong(f"for a {n} x {n} target, tight_scores returned shape {S.shape}; S must be {n} x {n}.")
