@@ -62,3 +62,54 @@ def test_layer_sizes_stub_is_not_done():
     def stub(d, h, T):
         raise NotImplementedError
     assert status("ex-layer-sizes", stub) == "not done"
+
+
+# ---------------------------------------------------------------- ex-lookup-variant
+import dataclasses  # noqa: E402
+
+import pytest  # noqa: E402
+
+from mha import training  # noqa: E402
+from mha.checks import check  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def one_key_runs():
+    return [training.dictionary_lookup(h, n_keys=1, steps=150) for h in (1, 16)]
+
+
+def test_lookup_variant_accepts_a_prediction_that_matches_the_run(one_key_runs):
+    best = max(one_key_runs, key=lambda r: r.accuracy).h
+    verdict = check("ex-lookup-variant", {"best": best, "runs": one_key_runs})
+    assert verdict.status == "correct", verdict.message
+
+
+def test_lookup_variant_rejects_a_prediction_the_run_contradicts(one_key_runs):
+    worst = min(one_key_runs, key=lambda r: r.accuracy).h
+    verdict = check("ex-lookup-variant", {"best": worst, "runs": one_key_runs})
+    assert verdict.status == "wrong" and "says otherwise" in verdict.message
+
+
+def test_lookup_variant_rejects_a_typed_in_result(one_key_runs):
+    forged = [dataclasses.replace(r, accuracy=1.0) if r.h == 16 else r for r in one_key_runs]
+    verdict = check("ex-lookup-variant", {"best": 16, "runs": forged})
+    assert verdict.status == "wrong" and "does not match" in verdict.message
+
+
+def test_lookup_variant_needs_one_of_the_two_variants():
+    runs = [training.dictionary_lookup(h, n_keys=2, steps=5) for h in (1, 2)]
+    verdict = check("ex-lookup-variant", {"best": 2, "runs": runs})
+    assert verdict.status == "wrong" and "variants" in verdict.message
+
+
+@pytest.mark.parametrize("answer", [None, 3, {"best": 1}, {"best": 1, "runs": "x"}, {"best": 1, "runs": [1, 2]},
+                                    {"best": ..., "runs": ...}])
+def test_lookup_variant_survives_junk(answer):
+    verdict = check("ex-lookup-variant", answer)
+    assert verdict.status in ("wrong", "not done")
+
+
+def test_lookup_variant_refuses_a_best_it_did_not_run(one_key_runs):
+    for best in (3, True, "1"):
+        verdict = check("ex-lookup-variant", {"best": best, "runs": one_key_runs})
+        assert verdict.status == "wrong" and "head counts you ran" in verdict.message

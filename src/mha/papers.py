@@ -7,7 +7,7 @@ Sources
 -------
 Vaswani, A., Shazeer, N., Parmar, N., Uszkoreit, J., Jones, L., Gomez, A. N.,
 Kaiser, L. and Polosukhin, I. (2017). "Attention Is All You Need". NeurIPS 30,
-pp. 5998--6008. arXiv:1706.03762. Table 3, rows (A) and the "base" row:
+pp. 5998--6008. arXiv:1706.03762. Table 3, rows (A), (B) and the "base" row:
 English-to-German translation, development set newstest2013. Perplexities
 are per word piece (byte-pair encoding), so they cannot be compared with
 per-word perplexities. Within rows (A) the amount of computation is held
@@ -25,6 +25,7 @@ from ._validate import check_number, check_positive_int
 __all__ = [
     "HeadCountRow",
     "VASWANI2017_TABLE3_A",
+    "VASWANI2017_TABLE3_B",
     "VASWANI2017_BASE",
     "vaswani2017_head_rows",
     "best_bleu",
@@ -76,6 +77,13 @@ VASWANI2017_TABLE3_A = (
     HeadCountRow(h=8, d_k=64, d_v=64, dev_ppl=4.92, dev_bleu=25.8),
     HeadCountRow(h=16, d_k=32, d_v=32, dev_ppl=4.91, dev_bleu=25.8),
     HeadCountRow(h=32, d_k=16, d_v=16, dev_ppl=5.01, dev_bleu=25.4),
+)
+
+#: Vaswani et al. (2017), Table 3, rows (B): the base model (``h = 8``, ``d_v = 64``) with narrower keys
+#: only, ``d_k`` 16 or 32 instead of 64. Same task and dev set as rows (A).
+VASWANI2017_TABLE3_B = (
+    HeadCountRow(h=8, d_k=16, d_v=64, dev_ppl=5.16, dev_bleu=25.1),
+    HeadCountRow(h=8, d_k=32, d_v=64, dev_ppl=5.01, dev_bleu=25.4),
 )
 
 #: The paper's base model, the row every variant in Table 3 is compared with.

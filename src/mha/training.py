@@ -320,6 +320,8 @@ class LookupResult:
     ----------
     h, d, d_k, d_v, n_keys, seed, steps : int
         The experiment.
+    lr : float
+        The peak learning rate.
     accuracy : float
         Fraction of all test answers that are right.
     accuracy_per_key : tuple of float
@@ -349,6 +351,7 @@ class LookupResult:
     n_keys: int
     seed: int
     steps: int
+    lr: float
     accuracy: float
     accuracy_per_key: tuple
     loss: float
@@ -458,7 +461,7 @@ def dictionary_lookups(h, *, d=16, d_k=None, n_keys=2, seeds=(0, 1, 2), steps=15
     sample_attention = np.take_along_axis(weights, samples.asked[:, :, None, :], axis=-1)  # (M, n, h, n_keys)
     views = unpack(theta, shapes)
     return [LookupResult(h=h, d=d, d_k=d_k, d_v=d // h, n_keys=n_keys, seed=int(seed), steps=int(steps),
-                         accuracy=float(per_key[m].mean()), accuracy_per_key=tuple(float(a) for a in per_key[m]),
+                         lr=float(lr), accuracy=float(per_key[m].mean()), accuracy_per_key=tuple(float(a) for a in per_key[m]),
                          loss=float(test_loss[m]), train_loss=train_loss[m], attention_on_asked=on_asked[m],
                          samples=LookupBatch(test.keys[:N_SAMPLES], test.values[:N_SAMPLES],
                                              test.asked[:N_SAMPLES]),

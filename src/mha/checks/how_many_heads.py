@@ -4,6 +4,8 @@
   the best row of Vaswani et al.'s Table 3 (A).
 * ``ex-layer-sizes`` (code): ``layer_sizes(d, h, T)`` returning the pair
   ``(n_params, n_scores)`` of one attention layer.
+* ``ex-lookup-variant`` (numeric): a predicted best ``h`` against the
+  reader's own trained runs of one lookup variant (re-scored on the test set).
 """
 
 from __future__ import annotations
@@ -67,3 +69,67 @@ def layer_sizes(func):
             (T * T * d, "n_scores multiplies by d. A score map is T x T, and there is one per head."),
         ])
     return "parameters stay at 4d² for every h, while the score maps grow with h."
+
+
+# ================================================================ ex-lookup-variant (the lookup, one variant)
+_VARIANTS = {(1, 16): "one key at d = 16", (4, 32): "four keys at d = 32"}
+_TIE = 0.01  # head counts whose accuracy is within this of the best count as best
+
+
+def _rescored(result):
+    """The accuracy of a result's own weights on the fixed test set (so a run cannot be typed in)."""
+    import numpy as np
+
+    from .. import training
+
+    shapes = training.param_shapes(result.h, result.d, result.d_k, result.n_keys)
+    theta = np.concatenate([np.asarray(result.params[name], dtype=np.float32).ravel() for name in shapes])[None]
+    test = training.test_set(result.n_keys)
+    batch = training.LookupBatch(test.keys[None], test.values[None], test.asked[None])
+    answers, _, _ = training.predict(theta, shapes, batch, result.h)
+    return float((answers[0] == test.answers).mean())
+
+
+def _lookup_runs(runs):
+    from ..training import LookupResult
+
+    if isinstance(runs, dict):
+        runs = list(runs.values())
+    if not isinstance(runs, (list, tuple)) or not all(isinstance(r, LookupResult) for r in runs):
+        wrong("'runs' must be a list of the results of mha.training.dictionary_lookup, one per head count.")
+    if len(runs) < 2 or len({r.h for r in runs}) != len(runs):
+        wrong("'runs' needs at least two results, each with a different number of heads h.")
+    setups = {(r.n_keys, r.d, r.steps, r.lr) for r in runs}
+    if len(setups) != 1:
+        wrong("the runs differ in more than h (n_keys, d, steps or lr): change only h between runs.")
+    variant = (runs[0].n_keys, runs[0].d)
+    if variant not in _VARIANTS:
+        wrong(f"your runs use n_keys = {variant[0]} and d = {variant[1]}; run one of the two variants: "
+              "n_keys=1 (d = 16) or n_keys=4 with d=32.")
+    if any(r.d_k != r.d // r.h for r in runs):
+        wrong("keep the default d_k = d/h in these runs (leave d_k out).")
+    for r in runs:
+        if abs(_rescored(r) - r.accuracy) > 1e-6:
+            wrong(f"the result for h = {r.h} does not match its own weights on the test set; pass the results "
+                  "exactly as dictionary_lookup returned them.")
+    return sorted(runs, key=lambda r: r.h), _VARIANTS[variant]
+
+
+@checker("ex-lookup-variant", kind="numeric")
+def lookup_variant(answer):
+    """The reader's predicted best h against their own honest run of a lookup variant."""
+    from .core import dict_parts
+
+    best, runs = dict_parts(answer, ["best", "runs"], "{'best': 4, 'runs': [dictionary_lookup(h, ...) for h in ...]}")
+    runs, variant = _lookup_runs(runs)
+    if isinstance(best, bool) or not isinstance(best, int) or best not in {r.h for r in runs}:
+        wrong(f"'best' must be one of the head counts you ran ({', '.join(str(r.h) for r in runs)}), "
+              f"got {safe_repr(best, 30)}.")
+    top = max(r.accuracy for r in runs)
+    winners = [r.h for r in runs if r.accuracy >= top - _TIE]
+    scores = ", ".join(f"h = {r.h}: {r.accuracy:.3f}" for r in runs)
+    if best not in winners:
+        wrong(f"your run ({variant}) says otherwise: {scores}. The best is h = "
+              f"{' or '.join(map(str, winners))}. What does that head count have that yours lacks "
+              "(enough heads for the keys asked, or wide enough d_k)?")
+    return f"your prediction holds on your own run ({variant}): {scores}."

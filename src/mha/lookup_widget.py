@@ -1,0 +1,166 @@
+"""What trained heads do on the dictionary lookup, as a widget that works on the static page.
+
+:func:`lookup_explorer` takes trained results (:mod:`mha.training`), one per
+head count and per choice of ``d_k``, and draws, for one test lookup, every
+head's attention over the 8 entries and the query, with the entries the query
+names marked, and the model's two answers. A slider picks ``h`` and a toggle
+picks "d_k = d/h" or "d_k fixed"; both are linked in the browser (``jslink``),
+so the static page needs no kernel. Every picture is drawn at build time with
+:class:`mha.frames.FramePainter`.
+"""
+
+from __future__ import annotations
+
+import html
+
+import ipywidgets as widgets
+import numpy as np
+from ipywidgets.widgets.widget_string import HTMLStyle
+from matplotlib.figure import Figure
+
+from .frames import FramePainter, caption_html
+from .plotting import SEQUENTIAL, book_style
+from .training import LookupResult
+
+__all__ = ["lookup_explorer", "lookup_frames"]
+
+MAX_HEADS = 16
+
+
+def _token_labels(sample, i):
+    """Names of the 9 tokens of test lookup ``i``: ``key→value`` for entries, then the query."""
+    entries = [f"k{k}→v{v}" for k, v in zip(sample.keys[i], sample.values[i])]
+    asked = " & ".join(f"k{k}" for k in sample.asked_keys[i])
+    return entries + [f"query {asked}"]
+
+
+class _LookupPainter:
+    """One figure reused for every frame: heads × tokens weights, the asked columns boxed, the answers."""
+
+    def __init__(self, labels, asked):
+        with book_style():
+            self.fig = Figure(figsize=(7.0, 4.6), dpi=80, layout="constrained")
+            ax = self.fig.add_subplot()
+            self.image = ax.imshow(np.full((MAX_HEADS, len(labels)), np.nan), vmin=0, vmax=1, cmap=SEQUENTIAL,
+                                   aspect="auto", interpolation="nearest")
+            ax.set_xticks(range(len(labels)), labels=labels, rotation=60, ha="right", fontsize=8)
+            ax.set_yticks(range(MAX_HEADS), labels=[f"head {i + 1}" for i in range(MAX_HEADS)], fontsize=7)
+            for j in asked:
+                ax.add_patch(_box(j, MAX_HEADS))
+            ax.set_xlabel("token attended to (boxed: the entries the query names)")
+            self.fig.colorbar(self.image, ax=ax, shrink=0.8, label="the query's weight")
+            self.title = ax.set_title("", fontsize=10)
+            self.answers = ax.annotate("", (0.0, 1.0), xycoords="axes fraction", xytext=(0, 18),
+                                       textcoords="offset points", fontsize=9, va="bottom")
+        self.painter = FramePainter(self.fig, [self.image, self.title, self.answers])
+
+    def draw(self, weights, title, answers):
+        grid = np.full((MAX_HEADS, weights.shape[1]), np.nan)
+        grid[:weights.shape[0]] = weights
+        self.image.set_data(grid)
+        self.title.set_text(title)
+        self.answers.set_text(answers)
+        return self.painter.png()
+
+
+def _box(j, rows):
+    from matplotlib.patches import Rectangle
+    return Rectangle((j - 0.5, -0.5), 1, rows, fill=False, ec="black", lw=2)
+
+
+def _describe(r, i):
+    """Title, answer line and caption of result ``r`` on sample lookup ``i``."""
+    asked_keys, right = r.samples.asked_keys[i], r.samples.answers[i]
+    got = r.sample_answers[i]
+    answer = "; ".join(f"k{k}: answered v{g} ({'right' if g == t else f'wrong, v{t}'})"
+                       for k, g, t in zip(asked_keys, got, right))
+    heads = "1 head" if r.h == 1 else f"{r.h} heads"
+    title = f"{heads}, d_k = {r.d_k}, d_v = {r.d_v}: test accuracy {r.accuracy:.3f}"
+    on = r.sample_attention[i]  # (h, n_keys)
+    lead = ", ".join(f"head {a + 1} puts {on[a].max():.2f} on k{asked_keys[on[a].argmax()]}"
+                     for a in range(min(r.h, 4)))
+    more = ", ..." if r.h > 4 else ""
+    caption = (f"{heads} of width d_k = {r.d_k}, trained on the lookup (test accuracy {r.accuracy:.3f}). "
+               f"For the lookup shown: {lead}{more}. Answers: {answer}.")
+    return title, answer, caption
+
+
+def lookup_frames(results, sample=0):
+    """One (PNG, caption) per result, all showing test lookup ``sample``.
+
+    Parameters
+    ----------
+    results : sequence of LookupResult
+        At most 16 heads each; all scored on the same test set.
+    sample : int
+        Which of the results' sample lookups to show.
+    """
+    results = list(results)
+    if not results or not all(isinstance(r, LookupResult) for r in results):
+        raise TypeError("results must be a non-empty sequence of mha.training.LookupResult")
+    if max(r.h for r in results) > MAX_HEADS:
+        raise ValueError(f"the picture has room for at most {MAX_HEADS} heads")
+    first = results[0]
+    if not 0 <= sample < first.samples.keys.shape[0]:
+        raise ValueError(f"sample must be an index of the results' {first.samples.keys.shape[0]} sample lookups")
+    painter = _LookupPainter(_token_labels(first.samples, sample), first.samples.asked[sample])
+    frames = []
+    for r in results:
+        title, answer, caption = _describe(r, sample)
+        frames.append((painter.draw(r.sample_weights[sample], title, answer), caption))
+    return frames
+
+
+def _stack(frames):
+    shared = widgets.Layout()
+    image_layout = widgets.Layout(max_width="100%", height="auto")
+    style = HTMLStyle(font_size="0.9em")
+    return widgets.Stack([widgets.VBox([widgets.Image(value=png, format="png", layout=image_layout),
+                                        widgets.HTML(caption_html(text), style=style, layout=shared)],
+                                       layout=shared) for png, text in frames], selected_index=0)
+
+
+def lookup_explorer(by_mode, *, start=1, sample=0, dom_class="mha-lookup"):
+    """An ``h`` slider and a ``d_k`` toggle over trained lookups, linked in the browser.
+
+    Parameters
+    ----------
+    by_mode : dict of str to sequence of LookupResult
+        The toggle's labels (e.g. ``"d_k = d/h"``, ``"d_k fixed"``), each with one
+        result per head count, the same head counts in the same order.
+    start : int
+        The slider position shown first.
+    sample : int
+        The sample lookup shown.
+
+    Returns
+    -------
+    ipywidgets.VBox
+        With classes ``mha-sweep`` and ``dom_class``.
+    """
+    modes = {str(k): list(v) for k, v in by_mode.items()}
+    counts = {tuple(r.h for r in rs) for rs in modes.values()}
+    if not modes or len(counts) != 1:
+        raise ValueError("every mode needs one result per head count, the same head counts in the same order")
+    hs = counts.pop()
+    stacks = [_stack(lookup_frames(rs, sample)) for rs in modes.values()]
+    slider = widgets.SelectionSlider(options=[(str(h), i) for i, h in enumerate(hs)], index=start,
+                                     description="heads h", continuous_update=True,
+                                     style={"description_width": "initial"},
+                                     layout=widgets.Layout(width="95%", max_width="40em"))
+    toggle = widgets.ToggleButtons(options=[(name, i) for i, name in enumerate(modes)], index=0,
+                                   description="head width", style={"description_width": "initial"})
+    for stack in stacks:
+        stack.selected_index = start
+        widgets.jslink((slider, "index"), (stack, "selected_index"))
+    outer = widgets.Stack(stacks, selected_index=0)
+    widgets.jslink((toggle, "index"), (outer, "selected_index"))
+    d = modes[next(iter(modes))][0].d
+    intro = (f"One test lookup, read by models of width d = {d} with h heads. Each row is one head's weights "
+             "over the 8 entries and the query itself; the boxed columns hold the keys the query names. "
+             "Move the slider to change h; the toggle keeps d<sub>k</sub> = d/h or holds it fixed "
+             f"({html.escape(', '.join(modes))}).")
+    box = widgets.VBox([widgets.HTML(f"<p>{intro}</p>"), toggle, slider, outer])
+    box.add_class("mha-sweep")
+    box.add_class(str(dom_class))
+    return box
