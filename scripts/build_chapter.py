@@ -2,7 +2,7 @@
 """Build and execute one chapter, for its author: ``make chapter CH=03`` (or ``python scripts/build_chapter.py 03``).
 
 The chapter is executed afresh and rendered with the book's own ``_config.yml`` through a
-one-page table of contents, into ``_build/chapter/NN/html``. Warnings are printed, except those
+table of contents of that chapter and the references page, into ``_build/chapter/NN/html``. Warnings are printed, except those
 that only say another chapter is missing (links to the rest of the book cannot resolve in a
 one-page build); the strict check of the whole book stays ``make site``. Exits non-zero if a
 cell raises, writes to stderr, or any other warning appears.
@@ -37,7 +37,8 @@ def main(argv) -> int:
     out = ROOT / "_build" / "chapter" / page.stem
     out.mkdir(parents=True, exist_ok=True)
     toc = out / "_toc.yml"
-    toc.write_text(f"format: jb-book\nroot: book/{page.stem}\n")
+    # The references page comes along (it executes nothing), so citations resolve.
+    toc.write_text(f"format: jb-book\nroot: book/{page.stem}\nchapters:\n  - file: book/references\n")
     jb = Path(sys.executable).with_name("jupyter-book")
     cmd = [str(jb), "build", str(ROOT), "--toc", str(toc), "--path-output", str(out), "--keep-going"]
     start = time.perf_counter()
