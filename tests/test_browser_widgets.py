@@ -21,6 +21,7 @@ pytestmark = pytest.mark.browser
 # head slider (mha.frames.frame_stack of mha.frames.heatmap_frames).
 WIDGET_PAGES = {
     "book/04_wide_or_narrow.html": ("mha-h-sweep", "mha-roles"),
+    "book/05_how_many_heads.html": ("mha-lookup",),
     "book/07_narrow_heads.html": ("mha-q-sweep",),
     "book/09_real_heads.html": ("mha-real-heads",),
     "book/10_rank_bound.html": ("mha-dk-sweep",),
