@@ -323,6 +323,11 @@ def test_rounding_is_recognised_before_a_mistake():
     v = _wrong("ex-compromise-row", mean.round(1), "rounded to 1 decimal")
     assert "geometric" not in v.message and "keep at least 2 decimals" in v.message
     _wrong("ex-compromise-row", geo.round(3), "geometric mean")  # the real mistake is still named
+    ex = mha.examples.i_love_llms()
+    llms = mha.softmax((ex.X @ ex.W_Q)[2] @ (ex.X @ ex.W_K).T / 2.0)
+    if abs(llms.round(1).sum() - 1) > 0.02:  # a rounded row need not sum to 1: not a missing softmax
+        v = _wrong("ex-one-head-llms-row", llms.round(1), "rounded to 1 decimal")
+        assert "sum to" not in v.message
     t = costs.KV_TASK
     kv = mha.costs.kv_cache_bytes(t["n_layers"], t["n_kv_heads"], t["d_k"], t["T"],
                                   bytes_per_value=t["bytes_per_value"])

@@ -39,6 +39,7 @@ from .core import (
     not_done,
     one_number,
     pair,
+    rounding_of,
     safe_repr,
     wrong,
 )
@@ -62,6 +63,7 @@ __all__ = [
     "not_done",
     "one_number",
     "pair",
+    "rounding_of",
     "safe_repr",
     "wrong",
 ]

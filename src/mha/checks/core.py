@@ -54,7 +54,7 @@ import numpy as np
 __all__ = [
     "TIME_LIMIT", "Feedback", "Verdict", "check", "checker", "labels", "wrong", "not_done",
     "call_learner", "answer_array", "expect_shape", "compare", "is_unfinished", "safe_repr",
-    "entry_names", "dict_parts", "pair", "one_number", "near_threshold", "checker_module",
+    "entry_names", "dict_parts", "pair", "one_number", "near_threshold", "checker_module", "rounding_of",
 ]
 
 #: Seconds the learner's code may run per call (and the checker's own work per check).
@@ -858,8 +858,11 @@ def _round_sig(x: np.ndarray, figures: int) -> np.ndarray:
     return np.round(x * scale) / scale
 
 
-def _rounding(got: np.ndarray, expected: np.ndarray, atol: float, rtol: float) -> str:
+def rounding_of(got: np.ndarray, expected: np.ndarray, atol: float, rtol: float) -> str:
     """How ``expected`` was rounded to give ``got`` (e.g. ``"1 decimal"``), or ``""``.
+
+    Checkers that name a mistake before calling :func:`compare` ask this
+    first: an answer that is right up to rounding is not a mistake.
 
     Every entry must be within the tolerance or equal to the expected entry
     rounded to some decimals (1 to 6) or significant figures (2 to 6).
@@ -938,7 +941,7 @@ def compare(got, expected, what: str = "your answer", *, atol: float = 1e-8, rto
     expected = np.asarray(expected, dtype=float)
     if _same(got, expected, atol, rtol):
         return
-    rounded = _rounding(got, expected, atol, rtol)
+    rounded = rounding_of(got, expected, atol, rtol)
     if rounded:
         needed = _decimals_needed(expected, atol, rtol)
         keep = f"keep at least {needed} decimal{'s' if needed > 1 else ''}" if needed else \

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..attention import softmax as _softmax
 from ..examples import i_love_llms
-from .core import answer_array, call_learner, checker, compare, entry_names, near_threshold, wrong
+from .core import answer_array, call_learner, checker, compare, entry_names, near_threshold, rounding_of, wrong
 
 # Two decimals, as printed on the page, are accepted; a row of weights may miss 1 by this much.
 _PAGE, _SUM_TOL = 0.006, 0.02
@@ -31,7 +31,8 @@ def llms_row(answer):
     weight_on = entry_names(i_love_llms().tokens, template="the weight on {}")
     got = answer_array(answer, "your row", entry=weight_on)
     total = float(got.sum())
-    if got.shape == (3,) and not np.isclose(total, 1.0, atol=_SUM_TOL):
+    rounded = rounding_of(got, expected, _PAGE, 0) if got.shape == expected.shape else ""
+    if got.shape == (3,) and not rounded and not np.isclose(total, 1.0, atol=_SUM_TOL):
         if np.allclose(got, S[2] / np.sqrt(d_k), atol=_PAGE):
             wrong("these are the scaled scores. The last step is missing: apply a softmax to them.")
         edge = 1.0 - _SUM_TOL if total < 1.0 else 1.0 + _SUM_TOL
