@@ -99,7 +99,9 @@ def attend_backward(Q, K, V, A, dZ):
     return dQ, dK, dV
 
 
-def steps_backward(steps, X, W_Q, W_K, W_V, W_O, dY):
+def steps_backward(steps, X,  # the forward's intermediates, and its tokens
+                   W_Q, W_K, W_V,  # the three input projections
+                   W_O, dY):  # the output projection, and the gradient arriving at the output
     r"""Gradients of a loss through one attention layer, from its forward intermediates.
 
     The forward pass, per head :math:`i` (``Q_i`` is head ``i``'s block of ``X W_Q``):
@@ -116,10 +118,12 @@ def steps_backward(steps, X, W_Q, W_K, W_V, W_O, dY):
     Parameters
     ----------
     steps : AttentionSteps
-        From ``mha.attention_steps(X, W_Q, W_K, W_V, W_O, h, ...)`` with one
+        From :func:`mha.attention_steps` on these same inputs, with one
         key/value head per query head and no biases (unchecked here).
-    X, W_Q, W_K, W_V, W_O : ndarray
-        The forward's inputs.
+    X : ndarray
+        The forward's tokens.
+    W_Q, W_K, W_V, W_O : ndarray
+        Its weights.
     dY : ndarray, shape (..., T, d_out)
         Gradient of the loss with respect to the output.
 
@@ -137,7 +141,10 @@ def steps_backward(steps, X, W_Q, W_K, W_V, W_O, dY):
                               W_O=dW_O)  # (d, h*d_k), (d, h*d_k), (d, h*d_v), (h*d_v, d_out)
 
 
-def attention_backward(X, W_Q, W_K, W_V, W_O, h, dY, *, mask=None, causal=False):
+def attention_backward(X,  # tokens, one row each
+                       W_Q, W_K, W_V,  # projections into queries, keys, values
+                       W_O,  # projection of the joined heads
+                       h, dY, *, mask=None, causal=False):
     r"""Gradients of a loss with respect to the inputs of :func:`mha.multi_head_attention`.
 
     Runs the forward pass (:func:`mha.attention_steps`, which checks every
@@ -147,15 +154,17 @@ def attention_backward(X, W_Q, W_K, W_V, W_O, h, dY, *, mask=None, causal=False)
 
     Parameters
     ----------
-    X, W_Q, W_K, W_V, W_O, h, mask, causal
-        As for :func:`mha.multi_head_attention` (one key/value head per query head, no biases).
+    X, h, mask, causal
+        As for :func:`mha.multi_head_attention`.
+    W_Q, W_K, W_V, W_O
+        The weights, as for :func:`mha.multi_head_attention` (one key/value head per query head, no biases).
     dY : array_like, shape (..., T, d_out)
         :math:`\partial L / \partial Y` for the output ``Y``; the shape of ``Y``.
 
     Returns
     -------
     AttentionGradients
-        Named tuple ``(X, W_Q, W_K, W_V, W_O)``: each gradient has the shape of
+        A named tuple with one field per input, ``X`` first, then the four weights: each gradient has the shape of
         its argument. Gradients of the weights are summed over every batch row
         and position.
 
@@ -175,17 +184,18 @@ def attention_backward(X, W_Q, W_K, W_V, W_O, h, dY, *, mask=None, causal=False)
     >>> g.W_O.shape == ex.W_O.shape, g.X.shape == ex.X.shape
     (True, True)
     """
-    steps = attention_steps(X, W_Q, W_K, W_V, W_O, h, mask=mask, causal=causal)
+    weights = (W_Q, W_K, W_V, W_O)
+    steps = attention_steps(X, *weights, h, mask=mask, causal=causal)
     dY = as_float_array(dY, "dY")
     if dY.shape != steps.output.shape:
         raise ValueError(f"dY must have the shape of the layer's output {steps.output.shape} (..., T, d_out), "
                          f"got {dY.shape}")
-    X, W_Q, W_K, W_V, W_O = (as_float_array(a, name) for a, name in
-                             ((X, "X"), (W_Q, "W_Q"), (W_K, "W_K"), (W_V, "W_V"), (W_O, "W_O")))
+    names = AttentionGradients._fields  # the inputs' names, X first
+    X, *weights = (as_float_array(a, name) for a, name in zip((X, *weights), names))
     dtype = np.result_type(steps.output, dY)
-    X, W_Q, W_K, W_V, W_O, dY = (a.astype(dtype, copy=False) for a in (X, W_Q, W_K, W_V, W_O, dY))
+    X, dY, *weights = (a.astype(dtype, copy=False) for a in (X, dY, *weights))
     with np.errstate(over="ignore", invalid="ignore"):
-        grads = steps_backward(steps, X, W_Q, W_K, W_V, W_O, dY)
+        grads = steps_backward(steps, X, *weights, dY)
     if not all(np.isfinite(g).all() for g in grads):
         raise ValueError("a gradient overflowed: the inputs or dY are finite but too large for "
                          f"{dtype}; scale them down")
