@@ -575,7 +575,7 @@ def _digest(path: Path) -> str:
 
 
 def write_edition(out: Path = OUT, force: bool = False, only=None) -> dict:
-    """Write every chapter's notebook into `out`; return {stem: "written"|"kept"|"same"}.
+    """Write every chapter's notebook into `out`; return {stem: "written"|"kept"|"same"|"failed: why"}.
 
     A notebook the reader changed is kept unless `force`; `only` limits the chapters written.
     """
@@ -588,7 +588,11 @@ def write_edition(out: Path = OUT, force: bool = False, only=None) -> dict:
         if only is not None and stem not in only:
             continue
         target = out / f"{stem}.ipynb"
-        text = nbformat.writes(build_notebook(stem, stems)) + "\n"
+        try:
+            text = nbformat.writes(build_notebook(stem, stems)) + "\n"
+        except EditionError as exc:
+            result[stem] = f"failed: {exc}"
+            continue
         new_digest = hashlib.sha256(text.encode()).hexdigest()
         if target.is_file():
             current = _digest(target)
@@ -619,18 +623,17 @@ def main(argv=None) -> int:
         code = subprocess.call([sys.executable, str(ROOT / "scripts" / "build_site.py")])
         if code:
             return code
-    try:
-        result = write_edition(args.out)
-    except EditionError as exc:
-        print(f"notebook edition: {exc}", file=sys.stderr)
-        return 1
+    result = write_edition(args.out)
+    failed = [what.removeprefix("failed: ") for what in result.values() if what.startswith("failed")]
     for stem, what in result.items():
         if what == "kept":
             print(f"notebook edition: kept your edited {args.out.name}/{stem}.ipynb "
                   "(delete it to get the new edition)")
     written = sum(what == "written" for what in result.values())
-    print(f"notebook edition: {len(result)} notebooks in {args.out} ({written} written)")
-    return 0
+    print(f"notebook edition: {len(result) - len(failed)} notebooks in {args.out} ({written} written)")
+    for why in failed:
+        print(f"notebook edition: {why}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

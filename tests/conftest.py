@@ -293,3 +293,112 @@ from hypothesis import HealthCheck, settings  # noqa: E402
 
 settings.register_profile("book", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("book")
+
+
+# =================================================================================================
+# JupyterLab on the notebook edition (tests/test_lab.py): the server Binder and `make lab` run.
+#
+#   lab_server   a session-wide JupyterLab started from the .venv with scripts/lab.py's command
+#                line (127.0.0.1, a random free port, a token, root = the repository) after
+#                writing the notebook edition into notebooks/ (scripts/notebook_edition.py) and the
+#                settings postBuild writes. User settings, workspaces and runtime files live in a
+#                temporary folder; the notebooks' windowing is off so every cell is in the DOM.
+#                notebooks/ is restored at the end, and the server (with its kernels) is stopped.
+# =================================================================================================
+@dataclasses.dataclass
+class LabServer:
+    url: str            # "http://127.0.0.1:PORT/"
+    token: str
+    root: Path
+    log: Path
+    edition: dict       # chapter -> "written" | "same" | "failed: why" (notebook_edition.write_edition)
+
+    def open_url(self, path: str) -> str:
+        return f"{self.url}{path.lstrip('/')}?token={self.token}"
+
+    def api(self, method: str, path: str):
+        import json
+        import urllib.request
+
+        req = urllib.request.Request(f"{self.url}api/{path}", method=method,
+                                     headers={"Authorization": f"token {self.token}"})
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            body = resp.read()
+        return json.loads(body) if body else None
+
+    def shutdown_kernels(self):
+        for kernel in self.api("GET", "kernels") or []:
+            self.api("DELETE", f"kernels/{kernel['id']}")
+
+
+@pytest.fixture(scope="session")
+def lab_server(tmp_path_factory):
+    import json
+    import secrets
+    import subprocess
+    import sys
+    import urllib.request
+
+    sys.path.insert(0, str(REPO_ROOT / "scripts"))
+    try:
+        import lab as lab_script
+        import notebook_edition
+    finally:
+        sys.path.pop(0)
+
+    import shutil
+
+    notebooks = REPO_ROOT / "notebooks"
+    tmp = tmp_path_factory.mktemp("lab")
+    backup = tmp / "notebooks-before"
+    if notebooks.is_dir():
+        shutil.copytree(notebooks, backup, symlinks=True)
+    edition = notebook_edition.write_edition(notebooks, force=True)
+    lab_script.write_settings(sys.prefix)
+
+    settings = tmp / "settings" / "@jupyterlab" / "notebook-extension"
+    settings.mkdir(parents=True)
+    (settings / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
+    env = {**os.environ,
+           "JUPYTERLAB_SETTINGS_DIR": str(tmp / "settings"),
+           "JUPYTERLAB_WORKSPACES_DIR": str(tmp / "workspaces"),
+           "JUPYTER_RUNTIME_DIR": str(tmp / "runtime"),
+           "JUPYTER_CONFIG_DIR": str(tmp / "config"),
+           "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
+    env.pop("MPLBACKEND", None)
+    port, token = lab_script.free_port(0), secrets.token_hex(16)
+    python = str(REPO_ROOT / ".venv" / "bin" / "python")
+    if not Path(python).is_file():
+        python = sys.executable
+    log = tmp / "lab.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(lab_script.lab_command(port, token, REPO_ROOT, python),
+                                cwd=REPO_ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+    server = LabServer(f"http://127.0.0.1:{port}/", token, REPO_ROOT, log, edition)
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"JupyterLab exited ({proc.returncode}):\n{log.read_text()[-3000:]}",
+                            pytrace=False)
+            try:
+                with urllib.request.urlopen(f"{server.url}api/status?token={token}", timeout=5):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"JupyterLab did not answer in 90 s:\n{log.read_text()[-3000:]}",
+                                pytrace=False)
+                time.sleep(0.5)
+        yield server
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        shutil.rmtree(notebooks, ignore_errors=True)   # back to what it was before the tests
+        if backup.is_dir():
+            shutil.copytree(backup, notebooks, symlinks=True)
+
+# ============================ end of JupyterLab fixtures =========================================
