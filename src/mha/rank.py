@@ -26,14 +26,18 @@ from .attention import softmax
 from .fitting import kl_divergence
 
 __all__ = [
+    "CentredLogSpectrum",
     "ScoreFit",
+    "centred_log_spectrum",
     "clear_fit_cache",
     "fit_scores",
     "kl_rows",
     "score_rank_floor",
     "target_diagonal",
     "target_first_token",
+    "target_distance_band",
     "target_local_band",
+    "target_previous_flat",
     "target_previous_token",
     "target_random",
 ]
@@ -126,6 +130,43 @@ def target_local_band(n, width=1.0):
     return _gaussian_rows(n, 0.0, width, "target_local_band")
 
 
+def target_previous_flat(n, on=0.8, off=0.1):
+    """Each token attends to the one before it (``on``), the rest evenly (``off``), rows normalised.
+
+    The first token, having no predecessor, leans on itself, so rows 0 and 1
+    are equal: ``log A`` has rank ``n - 1``, and its floor is still ``n - 1``.
+
+    Examples
+    --------
+    >>> target_previous_flat(3)[2]                 # 0.1, 0.8, 0.1 already sums to 1
+    array([0.1, 0.8, 0.1])
+    """
+    n = check_positive_int(n, "n")
+    on, off = _positive(on, "on"), _positive(off, "off")
+    A = np.full((n, n), off)
+    A[np.arange(n), np.maximum(np.arange(n) - 1, 0)] = on
+    return A / A.sum(axis=1, keepdims=True)
+
+
+def target_distance_band(n, width=1.0):
+    r"""Each token attends to its neighbours, falling off with distance: :math:`A_{ij} \propto e^{-|i - j| / \mathrm{width}}`.
+
+    Unlike the Gaussian band of :func:`target_local_band`, the exponent
+    :math:`-|i - j|` is not a sum of a few products of a function of ``i``
+    and a function of ``j``: the matrix of distances on a line is invertible,
+    so this band needs the full ``d_k = n - 1``.
+
+    Examples
+    --------
+    >>> target_distance_band(3)[1].round(3)
+    array([0.212, 0.576, 0.212])
+    """
+    n = check_positive_int(n, "n")
+    width = _positive(width, "width")
+    pos = np.arange(n, dtype=float)
+    return _rows_from_logits(-np.abs(pos[None, :] - pos[:, None]) / width, "target_distance_band")
+
+
 def target_random(n, *, seed=0, concentration=1.0):
     """An arbitrary pattern: each row drawn from a Dirichlet distribution (seeded).
 
@@ -189,6 +230,43 @@ def score_rank_floor(A, *, tol=None):
     >>> score_rank_floor(target_first_token(5))   # every row the same: rank 1
     1
     """
+    return centred_log_spectrum(A, tol=tol).floor
+
+
+@dataclass(frozen=True)
+class CentredLogSpectrum:
+    """The singular values of ``log A`` with each row's mean removed, and the rank they give.
+
+    Attributes
+    ----------
+    singular_values : ndarray, shape (min(T, n),)
+        Largest first.
+    tol : float
+        Values at or below it count as zero (rounding).
+    floor : int
+        How many are above ``tol``: :func:`score_rank_floor`.
+    """
+
+    singular_values: np.ndarray
+    tol: float
+    floor: int
+
+
+def centred_log_spectrum(A, *, tol=None):
+    r"""The spectrum behind :func:`score_rank_floor`: singular values of :math:`\log A\,(I - J/n)`.
+
+    Parameters are those of :func:`score_rank_floor`.
+
+    Returns
+    -------
+    CentredLogSpectrum
+
+    Examples
+    --------
+    >>> s = centred_log_spectrum(target_first_token(4))
+    >>> s.floor, bool(s.singular_values[1] <= s.tol)
+    (1, True)
+    """
     A = _as_target(A, "A")
     L = np.log(A)  # (T, n)
     C = L - L.mean(axis=1, keepdims=True)  # log A (I - J/n), (T, n)
@@ -196,10 +274,9 @@ def score_rank_floor(A, *, tol=None):
         tol = max(A.shape) * np.finfo(A.dtype).eps * float(np.abs(L).max())
     else:
         tol = check_number(tol, "tol", low=0.0)
-    return int(np.sum(np.linalg.svd(C, compute_uv=False) > tol))
-
-
-# ================================================================ fitting Q and K
+    sv = np.linalg.svd(C, compute_uv=False)
+    sv.flags.writeable = False
+    return CentredLogSpectrum(singular_values=sv, tol=float(tol), floor=int(np.sum(sv > tol)))
 
 
 def kl_rows(target, weights):

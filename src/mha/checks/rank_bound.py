@@ -2,6 +2,8 @@
 
 * ``ex-tight-scores`` (code): ``tight_scores(A)`` returning scores S with
   softmax(S) = A and rank(S) = n - 1, for targets whose log has full rank.
+* ``ex-floor-distance`` (numeric): the least d_k that reaches the band by
+  distance, e^(-|i - j|), for n = 6 tokens (predicted, then checked in the explorer).
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..attention import softmax as _softmax
-from .core import answer_array, call_learner, checker, entry_names, wrong
+from .core import answer_array, call_learner, checker, entry_names, one_number, wrong
 
 
 def _self_target(n, p):
@@ -48,3 +50,38 @@ def tight_scores(func):
             wrong(f"softmax(S) is A, but S still has full rank {n}. Choose the constant of each row so that "
                   "the rows become dependent.")
     return "softmax(S) = A with rank n - 1 in every case: the floor of the rank bound is reached."
+
+
+#: The exercise's target: the band by distance over this many tokens.
+FLOOR_N = 6
+
+
+def floor_distance():
+    """The answer of ``ex-floor-distance``: the floor of the band by distance for :data:`FLOOR_N` tokens."""
+    from ..rank import score_rank_floor, target_distance_band
+
+    return score_rank_floor(target_distance_band(FLOOR_N))
+
+
+@checker("ex-floor-distance", kind="numeric")
+def floor_distance_check(answer):
+    """The least head width that reaches the band by distance exactly, for n = 6."""
+    value = one_number(answer, "your d_k")
+    if value != round(value) or value < 0:
+        wrong(f"a head width is a whole number, got {value:g}.")
+    d_k, right = int(round(value)), floor_distance()
+    if d_k == right:
+        return (f"d_k = {right}: the distances |i - j| on a line form an invertible matrix, so the centred log "
+                "keeps all the rank the row constants allow.")
+    if d_k == 2:
+        wrong("2 is the floor of the smooth band, whose exponent -(i - j)^2 expands into a few products "
+              "(i^2, i j, j^2). Does -|i - j| expand like that? Look at the right panel of the explorer.")
+    if d_k >= FLOOR_N:
+        wrong(f"the constant in each row is free, so no target of {FLOOR_N} tokens needs more than "
+              f"d_k = {FLOOR_N - 1}. Is this one the worst case, or better?")
+    if d_k < 2:
+        wrong("that few would do for a target whose rows are all alike, like the first-token pattern. "
+              "Here each row peaks at a different token.")
+    wrong(f"not {d_k}. Count the singular values of the centred log-target above rounding (the explorer's "
+          "blue bars), or fit heads of each width and see where the error reaches 0.")
+
