@@ -138,9 +138,20 @@ def test_chapter_runs_in_jupyterlab(stem, lab_server, chromium, slider_moves_pic
         # the kernel is up (the toolbar's execution indicator says idle)
         page.locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook-ExecutionIndicator'
                      '[data-status="idle"]').wait_for(timeout=90_000)
-        # Run -> Run All Cells, through the menu bar
-        page.locator("#jp-MainMenu .lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
-        page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
+        page.locator(".jp-StatusBar-Item", has_text=re.compile(r"\| Idle")).first.wait_for(timeout=90_000)
+        # Run -> Run All Cells, through the menu bar. A click that lands while the kernel's
+        # connection is still settling can be lost: then no cell is queued, and it is repeated.
+        for attempt in range(3):
+            page.locator("#jp-MainMenu .lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
+            page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
+            try:
+                page.wait_for_function("() => Array.from(document.querySelectorAll("
+                                       "'.jp-NotebookPanel:not(.lm-mod-hidden) .jp-InputPrompt'))"
+                                       ".some(p => /\\[(\\*|\\d+)\\]/.test(p.textContent))",
+                                       timeout=20_000)
+                break
+            except Exception:
+                print(f"{stem}: Run All Cells queued nothing (attempt {attempt + 1})")
         wait_for_run(page, len(shown_code), 240)
         seconds = time.monotonic() - start
         record_timing(stem, seconds)
