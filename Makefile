@@ -17,7 +17,6 @@ site: install assets
 
 test: install-test chromium assets
 	$(PY) scripts/build_site.py
-	$(PY) scripts/notebook_edition.py
 	$(PY) -m pytest
 
 # JupyterLab on your own machine, on the notebook edition (notebooks/NN_slug.ipynb): bound to
