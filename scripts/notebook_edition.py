@@ -483,7 +483,10 @@ def build_notebook(stem: str, chapters: list[str]) -> nbformat.NotebookNode:
             executed_cell = executed_code[code_index]
             code_index += 1
             if solution is not None:
-                solution.append(f"```python\n{cell.source.strip()}\n```")
+                # a solution's code is shown, never run; its remove-cell cells (glue for the
+                # solution's prose, hidden on the site too) are left out
+                if "remove-cell" not in cell.metadata.get("tags", []):
+                    solution.append(f"```python\n{cell.source.strip()}\n```")
                 continue
             new = nbformat.v4.new_code_cell(cell.source, metadata=_code_metadata(cell))
             new.outputs = _site_outputs(executed_cell)

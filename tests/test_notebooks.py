@@ -10,7 +10,7 @@ checks, for every chapter:
 * every solution is one closed <details> Markdown cell after its exercise, its code is a fenced
   block and never a code cell; the exercise's answer and check cells stay code cells;
 * the code cells are the chapter's code cells, in order, minus the solutions' code;
-  remove-cell and hide-input cells start folded;
+  remove-cell, remove-input and hide-input cells start folded;
 * writing the edition leaves book/ unchanged, and a notebook the reader edited is kept;
 * (marked `book`) every notebook runs top to bottom in a fresh kernel with no error or stderr.
 """
@@ -150,14 +150,16 @@ def test_code_cells_are_the_chapters_minus_solutions(edition, stem):
     text = (ROOT / "book" / f"{stem}.md").read_text()
     solution_code = set()
     for body in re.findall(r"\{solution-start\}.*?\{solution-end\}", text, re.S):
-        solution_code |= {b.strip() for b in re.findall(r"```\{code-cell\}[^\n]*\n(.*?)\n```", body, re.S)}
+        for block in re.findall(r"```\{code-cell\}[^\n]*\n(.*?)\n```", body, re.S):
+            solution_code.add(re.sub(r"\A(\s*:[\w-]+:[^\n]*\n)+", "", block).strip())
     expected = [c for c in source_nb.cells if c.cell_type == "code" and c.source.strip() not in solution_code]
     got = [c for c in read(edition, stem).cells if c.cell_type == "code"]
     assert [c.source for c in got] == [c.source for c in expected]
     for old, new in zip(expected, got):
         tags = old.metadata.get("tags", [])
         hidden = new.metadata.get("jupyter", {})
-        assert hidden.get("source_hidden", False) == ("remove-cell" in tags or "hide-input" in tags)
+        folded = {"remove-cell", "hide-input", "remove-input"} & set(tags)
+        assert hidden.get("source_hidden", False) == bool(folded), (stem, tags, hidden)
         assert not any("widget-view" in k for o in new.outputs for k in o.get("data", {}))
 
 
