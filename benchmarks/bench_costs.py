@@ -9,7 +9,9 @@ Prints, in one run on this machine:
    (``need_weights=False``, no weights returned) and a layer built on
    ``torch.nn.functional.scaled_dot_product_attention(is_causal=True)``. Goals at T = 1024 and
    2048 on one thread: mha <= 0.7x torch returning every head's weights, <= 1.3x the fused path.
-   Also the loop over heads of ``mha.timing`` (T = 1024).
+   Also the loop over heads of ``mha.timing`` (T = 1024), and causal attention by blocks of
+   query rows against the same layer given the causal mask as an array (every block computed):
+   the blocks are kept only while they win on one thread and on two.
 2. peak memory of the plain layer: at most one (h, T, T) array plus O(T d);
 3. peak memory of ``mha.attention_chunked`` against the plain
    ``mha.scaled_dot_product_attention`` at T = 4096 and 16384, one head of width 64 in float32
@@ -89,7 +91,8 @@ def speed(T, d, h, threads, repeat):
     module = torch_module(W, d, h)
     sdpa_layer = torch_sdpa_layer(W, h)
     x = torch.from_numpy(X)[None]  # (1, T, d)
-    bool_mask = torch.from_numpy(~mha.causal_mask(T))  # torch: True where a key is NOT allowed
+    causal = mha.causal_mask(T)  # the same mask as a plain boolean array: every block computed
+    bool_mask = torch.from_numpy(~causal)  # torch: True where a key is NOT allowed
     Y, A = mha.multi_head_attention(X, *W, h=h, causal=True)
     with torch.inference_mode():
         y_t, a_t = module(x, x, x, attn_mask=bool_mask, need_weights=True, average_attn_weights=False)
@@ -98,6 +101,7 @@ def speed(T, d, h, threads, repeat):
                   float(np.abs(y_s[0].numpy() - Y).max()))
         runs = {  # every contender takes a turn in each round (see mha.timing.best_times)
             "mha": lambda: mha.multi_head_attention(X, *W, h=h, causal=True),
+            "mha full": lambda: mha.multi_head_attention(X, *W, h=h, mask=causal),
             "torch weights": lambda: module(x, x, x, attn_mask=bool_mask, need_weights=True,
                                             average_attn_weights=False),
             "torch fused": lambda: module(x, x, x, attn_mask=bool_mask, need_weights=False),
@@ -111,7 +115,7 @@ def speed(T, d, h, threads, repeat):
     ours = t["mha"]
     line = (f"  {T:5d} {threads:3d}  {ours * 1e3:8.1f}  {t['torch weights'] * 1e3:8.1f}  {t['torch fused'] * 1e3:8.1f}"
             f"  {t['torch sdpa'] * 1e3:8.1f}   {ours / t['torch weights']:5.2f}  {ours / t['torch fused']:5.2f}"
-            f"  {ours / t['torch sdpa']:5.2f}  {err:8.1e}")
+            f"  {ours / t['torch sdpa']:5.2f}  {err:8.1e}   blocks/full {ours / t['mha full']:.2f}")
     if "loop" in t:
         line += f"   loop/mha {t['loop'] / ours:.2f} (loop not causal)"
     print(line, flush=True)

@@ -40,6 +40,7 @@ __all__ = [
 
 #: Causal attention works through the queries in blocks of this many rows; block ``[t0, t1)``
 #: reads only keys ``0 .. t1 - 1``, so almost half of the ``T x T`` products are never done.
+#: Up to two blocks' worth of positions, one masked product is faster, and is used instead.
 CAUSAL_BLOCK_ROWS = 256
 
 
@@ -144,6 +145,9 @@ def _attend_causal(Q, K, V, allowed=None):
     """
     T, d_k = Q.shape[-2:]
     rows = CAUSAL_BLOCK_ROWS
+    if T <= 2 * rows:  # a short text: one masked product is faster than the loop (benchmarks/bench_costs.py)
+        seen = np.tri(T, dtype=bool)  # (T, T): key s <= query t
+        return _attend(Q, K, V, seen if allowed is None else allowed & seen)
     lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
     dtype = np.result_type(Q, K, V)
     A = np.zeros((*lead, T, T), dtype)  # (..., T, T); the future keeps weight 0
