@@ -28,18 +28,12 @@ The score is the accuracy on one fixed test set of 8192 samples.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import math
 from dataclasses import dataclass
 
 import numpy as np
-
-try:  # the products here are tiny: BLAS threads cost far more than they save (often 10x, on a busy machine)
-    from threadpoolctl import threadpool_limits
-except ImportError:  # pragma: no cover - without it, the BLAS library's own threading is used
-    def threadpool_limits(*args, **kwargs):
-        return contextlib.nullcontext()
+from threadpoolctl import threadpool_limits  # the products here are tiny: BLAS threads cost more than they save
 
 from ._validate import check_count, check_number, check_positive_int
 from .attention import merge_heads, scaled_dot_product_attention, split_heads
