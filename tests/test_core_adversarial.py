@@ -269,3 +269,20 @@ def test_a_whole_number_too_large_for_a_float_is_a_value_error():
 
     with pytest.raises(ValueError, match="x must be a finite number, got an integer with 401 digits"):
         check_number(10**400, "x")
+
+
+def test_softmax_without_the_shift_only_where_the_scores_are_small():
+    from mha._validate import score_dtype
+
+    rng = np.random.default_rng(5)
+    Q, K, V = rng.normal(size=(3, 6, 4))
+    assert score_dtype(Q, K, V).small
+    assert not score_dtype(Q * 30, K * 30, V).small  # |q.k|/sqrt(d_k) could pass 500 in float64
+    Q32, K32, V32 = ((x * 8).astype(np.float32) for x in (Q, K, V))
+    assert not score_dtype(Q32, K32, V32).small  # past 60 in float32
+    # Both paths give the same weights (the shift changes nothing in exact arithmetic).
+    for scale in (1.0, 3.0):
+        out_s, A_s = mha.attention._attend(Q * scale, K, V, shift=True)
+        out_n, A_n = mha.attention._attend(Q * scale, K, V, shift=False)
+        np.testing.assert_allclose(A_n, A_s, rtol=1e-13, atol=1e-15)
+        np.testing.assert_allclose(out_n, out_s, rtol=1e-12, atol=1e-14)

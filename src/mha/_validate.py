@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from typing import NamedTuple
 
 import numpy as np
 
@@ -288,24 +289,43 @@ def as_index_array(x, name: str, n: int, *, allow_empty: bool = False) -> np.nda
 # A score may reach this fraction of its type's largest number: the softmax's shift by the row
 # maximum can double it, and the matrix product's partial sums stay within the bound.
 _HEADROOM = 0.25
+# Below these bounds on |score|, exp(score) neither overflows (even summed over e^28 keys) nor
+# falls below the smallest normal number, so the softmax needs no shift by the row maximum.
+_NO_SHIFT = {np.dtype(np.float32): 60.0, np.dtype(np.float64): 500.0}
 
 
-def _abs_max(x) -> float:
-    return float(max(x.max(), -x.min())) if x.size else 0.0
+class ScoreType(NamedTuple):
+    """What :func:`score_dtype` decides: where to compute, and how careful to be."""
+
+    dtype: np.dtype  # the float type to compute in
+    may_overflow: bool  # True: the scores might still overflow it (check the result)
+    small: bool  # True: every |score| is small enough that exp needs no shift by the row maximum
+
+
+def _max_row_norm(x) -> float:
+    if x.size == 0:
+        return 0.0
+    with np.errstate(over="ignore"):  # a huge row gives inf: the bound is then "unbounded", as it should
+        return math.sqrt(float(np.einsum("...i,...i->...", x, x, dtype=np.float64).max()))
 
 
 def score_dtype(Q, K, V):
-    """The float type to compute in, and whether the scores could still overflow it.
+    """Where to compute attention, given its queries and keys.
 
-    Every score obeys :math:`|q \\cdot k| / \\sqrt{d_k} \\le \\max|Q| \\max|K| \\sqrt{d_k}`.
-    float16 is computed in float32 (NumPy has no fast float16 products);
-    float32 moves to float64 when that bound does not fit float32.
+    Every score obeys :math:`|q \\cdot k| / \\sqrt{d_k} \\le \\max\\|q\\| \\max\\|k\\| / \\sqrt{d_k}`
+    (Cauchy-Schwarz). float16 is computed in float32 (NumPy has no fast
+    float16 products); float32 moves to float64 when that bound does not fit
+    float32.
+
+    Returns
+    -------
+    ScoreType
     """
     dtype = np.result_type(Q, K, V, np.float32)
-    bound = _abs_max(Q) * _abs_max(K) * math.sqrt(Q.shape[-1])  # a Python float: inf, never an error
+    bound = _max_row_norm(Q) * _max_row_norm(K) / math.sqrt(max(Q.shape[-1], 1))  # a Python float: inf, never an error
     if dtype == np.float32 and not bound < _HEADROOM * float(np.finfo(np.float32).max):
         dtype = np.dtype(np.float64)
-    return dtype, not bound < _HEADROOM * float(np.finfo(dtype).max)
+    return ScoreType(dtype, not bound < _HEADROOM * float(np.finfo(dtype).max), bound < _NO_SHIFT[dtype])
 
 
 def require_finite(*named):

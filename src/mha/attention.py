@@ -98,9 +98,15 @@ def softmax(x, axis=-1):
     return e
 
 
-def _softmax_rows(A):
-    """Softmax of every row of ``A``, in place (unchecked: each row needs one finite entry)."""
-    A -= A.max(axis=-1, keepdims=True)  # every exponent <= 0: nothing overflows
+def _softmax_rows(A, shift=True):
+    """Softmax of every row of ``A``, in place (unchecked: each row needs one finite entry).
+
+    ``shift=False`` skips subtracting the row maximum, which changes nothing in
+    exact arithmetic; only for callers that know every entry is small (see
+    :func:`mha._validate.score_dtype`), as it saves two passes over ``A``.
+    """
+    if shift:
+        A -= A.max(axis=-1, keepdims=True)  # every exponent <= 0: nothing overflows
     np.exp(A, out=A)
     A *= 1 / A.sum(axis=-1, keepdims=True)  # each row now sums to 1 (one division per row, not per entry)
 
@@ -120,7 +126,7 @@ def causal_mask(T):
 
 
 # ================================================================ the maths of one head (unchecked)
-def _attend(Q, K, V, allowed=None):
+def _attend(Q, K, V, allowed=None, shift=True):
     """One head, unchecked: the weights ``A = softmax(Q Kᵀ / √d_k)`` and the output ``A V``.
 
     ``allowed`` (boolean, broadcastable to the scores) is False where a query
@@ -131,11 +137,11 @@ def _attend(Q, K, V, allowed=None):
     A = (Q * (1 / math.sqrt(d_k))) @ np.swapaxes(K, -1, -2)  # (..., T, d_k) @ (..., d_k, S) -> (..., T, S)
     if allowed is not None:
         np.copyto(A, -np.inf, where=~allowed)  # a key it may not see gets weight exactly 0
-    _softmax_rows(A)
+    _softmax_rows(A, shift)
     return A @ V, A  # (..., T, S) @ (..., S, d_v) -> (..., T, d_v), and the weights
 
 
-def _attend_causal(Q, K, V, allowed=None):
+def _attend_causal(Q, K, V, allowed=None, shift=True):
     """:func:`_attend` with query ``t`` seeing keys ``s <= t``, one block of query rows at a time.
 
     Block ``[t0, t1)`` multiplies its queries with keys ``0 .. t1 - 1`` only and
@@ -147,7 +153,7 @@ def _attend_causal(Q, K, V, allowed=None):
     rows = CAUSAL_BLOCK_ROWS
     if T <= 2 * rows:  # a short text: one masked product is faster than the loop (benchmarks/bench_costs.py)
         seen = np.tri(T, dtype=bool)  # (T, T): key s <= query t
-        return _attend(Q, K, V, seen if allowed is None else allowed & seen)
+        return _attend(Q, K, V, seen if allowed is None else allowed & seen, shift)
     lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
     dtype = np.result_type(Q, K, V)
     A = np.zeros((*lead, T, T), dtype)  # (..., T, T); the future keeps weight 0
@@ -164,12 +170,12 @@ def _attend_causal(Q, K, V, allowed=None):
         np.copyto(A_b[..., t0:t1], -np.inf, where=future)
         if allowed is not None:
             np.copyto(A_b, -np.inf, where=~allowed[..., t0:t1, :t1])
-        _softmax_rows(A_b)
+        _softmax_rows(A_b, shift)
         out[..., t0:t1, :] = A_b @ V[..., :t1, :]  # (..., b, t1) @ (..., t1, d_v) -> (..., b, d_v)
     return out, A
 
 
-def _grouped(Q, K, V, allowed=None, causal=False):
+def _grouped(Q, K, V, allowed=None, causal=False, shift=True):
     """Unchecked grouped attention: query head ``i`` reads key/value head ``i // (h // g)``.
 
     ``Q`` is ``(..., h, T, d_k)``, ``K`` and ``V`` are ``(..., g, S, ·)``. Each shared
@@ -179,7 +185,7 @@ def _grouped(Q, K, V, allowed=None, causal=False):
     g, S = K.shape[-3:-1]
     Q = Q.reshape(*Q.shape[:-3], g, h // g, T, Q.shape[-1])  # (..., h, T, d_k) -> (..., g, h/g, T, d_k)
     K, V = K[..., None, :, :], V[..., None, :, :]  # (..., g, S, ·) -> (..., g, 1, S, ·)
-    out, A = (_attend_causal if causal else _attend)(Q, K, V, _group_mask(allowed, g, h // g))
+    out, A = (_attend_causal if causal else _attend)(Q, K, V, _group_mask(allowed, g, h // g), shift)
     return (out.reshape(*out.shape[:-4], h, T, out.shape[-1]),  # (..., g, h/g, T, d_v) -> (..., h, T, d_v)
             A.reshape(*A.shape[:-4], h, T, S))  # (..., g, h/g, T, S) -> (..., h, T, S)
 
@@ -233,13 +239,13 @@ def _check_causal(causal, T, S):
 def _attention(Q, K, V, mask, causal, grouped):
     """Checked attention: the work type, the maths, then a check that nothing overflowed."""
     dtype = np.result_type(Q, K, V)
-    work, may_overflow = score_dtype(Q, K, V)
+    work, may_overflow, small = score_dtype(Q, K, V)
     Q, K, V = (x.astype(work, copy=False) for x in (Q, K, V))
     with np.errstate(over="ignore", invalid="ignore"):  # checked just below, with a clear error
         if grouped:
-            out, A = _grouped(Q, K, V, mask, causal)
+            out, A = _grouped(Q, K, V, mask, causal, shift=not small)
         else:
-            out, A = (_attend_causal if causal else _attend)(Q, K, V, mask)
+            out, A = (_attend_causal if causal else _attend)(Q, K, V, mask, shift=not small)
     if may_overflow:
         require_finite(("the scores Q Kᵀ / √d_k", A))
     return out.astype(dtype, copy=False), A.astype(dtype, copy=False)
@@ -562,9 +568,9 @@ def _steps(X, P, h, *, mask=None, causal=False, n_kv_heads=None, keep_scores=Tru
         K_heads = _split(K, g)  # (..., T, g*d_k) -> (..., g, T, d_k)
         V_heads = _split(V, g)  # (..., T, g*d_v) -> (..., g, T, d_v)
         # Steps 3-5: every head attends on its slice and reads its values.
-        work, may_overflow = score_dtype(Q_heads, K_heads, V_heads)
+        work, may_overflow, small = score_dtype(Q_heads, K_heads, V_heads)
         Q_w, K_w, V_w = (x.astype(work, copy=False) for x in (Q_heads, K_heads, V_heads))
-        head_outputs, weights = _grouped(Q_w, K_w, V_w, mask, causal)  # (..., h, T, d_v), (..., h, T, T)
+        head_outputs, weights = _grouped(Q_w, K_w, V_w, mask, causal, shift=not small)  # (..., h, T, d_v), (..., h, T, T)
         # Step 6: lay the heads side by side.
         concat = _merge(head_outputs.astype(X.dtype, copy=False))  # (..., h, T, d_v) -> (..., T, h*d_v)
         # Step 7: W_O mixes the heads.

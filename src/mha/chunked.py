@@ -67,7 +67,7 @@ def attention_chunked(Q, K, V, *, block=64, causal=False):
     block = check_positive_int(block, "block")
     causal = _check_causal(causal, Q.shape[-2], K.shape[-2])
     given = np.result_type(Q, K, V)
-    dtype, may_overflow = score_dtype(Q, K, V)  # float16 runs in float32; float32 in float64 if scores need it
+    dtype, may_overflow, _ = score_dtype(Q, K, V)  # float16 runs in float32; float32 in float64 if scores need it
     Q, K, V = (x.astype(dtype, copy=False) for x in (Q, K, V))
     with np.errstate(over="ignore", invalid="ignore"):  # overflow is checked below, with a clear error
         out = _online_attention(Q, K, V, block, causal)
