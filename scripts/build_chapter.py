@@ -10,6 +10,7 @@ cell raises, writes to stderr, or any other warning appears.
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -18,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 WARNING = re.compile(r"(WARNING|ERROR|CRITICAL)\b|Traceback \(most recent call last\)")
 # In a one-page build, references to the other pages cannot resolve: not the author's problem.
-OTHER_PAGES = re.compile(r"unknown document|undefined label|term not in glossary|"
+OTHER_PAGES = re.compile(r"unknown document|undefined label|term not in glossary|equation not found|"
                          r"Failed to create a cross reference|not included in any toctree|"
                          r"toctree contains reference to nonexisting document|"
                          r"Kernel is running over TCP without encryption")
@@ -35,7 +36,8 @@ def chapter_file(arg: str) -> Path:
 def main(argv) -> int:
     page = chapter_file(argv[1] if len(argv) > 1 else "")
     out = ROOT / "_build" / "chapter" / page.stem
-    out.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(out, ignore_errors=True)  # a fresh build, so the chapter really executes again
+    out.mkdir(parents=True)
     toc = out / "_toc.yml"
     # The references page comes along (it executes nothing), so citations resolve.
     toc.write_text(f"format: jb-book\nroot: book/{page.stem}\nchapters:\n  - file: book/references\n")
