@@ -539,8 +539,8 @@ def build_notebook(stem: str, chapters: list[str]) -> nbformat.NotebookNode:
 # =================================================================================================
 # The whole edition
 # =================================================================================================
-def chapter_stems() -> list[str]:
-    """Pages of _toc.yml that are notebooks (their source has a jupytext header)."""
+def toc_files() -> list[str]:
+    """Every page of _toc.yml in order (the root, chapters, parts, sections), without suffix."""
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
     files = [toc["root"]]
 
@@ -554,8 +554,13 @@ def chapter_stems() -> list[str]:
     walk(toc.get("chapters"))
     for part in toc.get("parts", []):
         walk(part.get("chapters"))
+    return files
+
+
+def chapter_stems() -> list[str]:
+    """Pages of _toc.yml that are notebooks (their source has a jupytext header)."""
     stems = []
-    for f in files:
+    for f in toc_files():
         path = ROOT / f"{f}.md"
         if path.parent == BOOK and path.is_file() and path.read_text().startswith("---\njupytext:"):
             stems.append(path.stem)

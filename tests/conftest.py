@@ -268,21 +268,18 @@ def _slider_moves_picture_fixture():
 # The book's pages, from _toc.yml
 # =================================================================================================
 def toc_files() -> list[str]:
-    """Every page of _toc.yml in order (the root, chapters, parts, sections), without suffix."""
-    toc = yaml.safe_load((REPO_ROOT / "_toc.yml").read_text())
-    files = [toc["root"]]
+    """Every page of _toc.yml in order (the root, chapters, parts, sections), without suffix.
 
-    def walk(entries):
-        for entry in entries or []:
-            if "file" in entry:
-                files.append(entry["file"])
-            walk(entry.get("sections"))
-            walk(entry.get("chapters"))
+    The one walker of the table of contents is the notebook edition's (scripts/notebook_edition.py).
+    """
+    import sys
 
-    walk(toc.get("chapters"))
-    for part in toc.get("parts", []):
-        walk(part.get("chapters"))
-    return files
+    sys.path.insert(0, str(REPO_ROOT / "scripts"))
+    try:
+        import notebook_edition
+    finally:
+        sys.path.pop(0)
+    return notebook_edition.toc_files()
 
 
 # =================================================================================================
