@@ -267,6 +267,17 @@ def _slider_moves_picture_fixture():
 # =================================================================================================
 # The book's pages, from _toc.yml
 # =================================================================================================
+def tree_digest(folder: Path) -> str:
+    """One SHA-256 over every file below ``folder`` (names and bytes): equal digests, unchanged tree."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for p in sorted(folder.rglob("*")):
+        if p.is_file():
+            h.update(p.relative_to(folder).as_posix().encode() + b"\0" + p.read_bytes())
+    return h.hexdigest()
+
+
 def toc_files() -> list[str]:
     """Every page of _toc.yml in order (the root, chapters, parts, sections), without suffix.
 

@@ -4,7 +4,7 @@ import json
 
 import numpy as np
 import pytest
-from ipywidgets.embed import embed_data
+from ipywidgets.embed import dependency_state, embed_data
 
 from mha import floor_widget as fw
 from mha import rank
@@ -56,7 +56,7 @@ def test_static_explorer_links_both_pickers_and_stays_small():
     menu, slider, outer = box.children[1:]
     assert len(outer.children) == 2 and all(len(inner.children) == 2 for inner in outer.children)
     assert outer.selected_index == 0 and outer.children[0].selected_index == 1
-    state = embed_data(views=[box])["manager_state"]["state"]
+    state = embed_data(views=[box], state=dependency_state(box))["manager_state"]["state"]  # this box only
     links = _links(state)
     assert len(links) == 3  # the menu to the outer stack, the slider to each inner stack
     pictures = {frame.children[0].value for inner in outer.children for frame in inner.children}

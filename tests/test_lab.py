@@ -18,7 +18,6 @@ Times to open and run each chapter are printed (pytest -s) and kept in _build/la
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import subprocess
@@ -27,6 +26,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
+
+from conftest import tree_digest
 
 pytestmark = pytest.mark.browser
 
@@ -68,14 +69,6 @@ def git_status() -> list[str]:
     out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=ROOT,
                          capture_output=True, text=True, check=True).stdout
     return sorted(out.splitlines())
-
-
-def tree_digest(folder: Path) -> str:
-    h = hashlib.sha256()
-    for p in sorted(folder.rglob("*")):
-        if p.is_file():
-            h.update(p.relative_to(folder).as_posix().encode() + b"\0" + p.read_bytes())
-    return h.hexdigest()
 
 
 def wait_for_run(page, expected: int, timeout_s: float) -> dict:

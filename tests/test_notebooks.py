@@ -16,13 +16,14 @@ checks, for every chapter:
 """
 from __future__ import annotations
 
-import hashlib
 import re
 import sys
 from pathlib import Path
 
 import nbformat
 import pytest
+
+from conftest import tree_digest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -40,14 +41,6 @@ RAW_MYST = re.compile(
     r"|^\s*:(class|label|tags|pyobject|lines|name):"  # directive options
     r"|^\$\$\s*\([\w-]+\)\s*$", re.M)      # $$ (label)
 GLUE_ROLE = re.compile(r"\{glue(?::text)?\}`([^`]+)`")
-
-
-def tree_digest(folder: Path) -> str:
-    h = hashlib.sha256()
-    for p in sorted(folder.rglob("*")):
-        if p.is_file():
-            h.update(p.relative_to(folder).as_posix().encode() + b"\0" + p.read_bytes())
-    return h.hexdigest()
 
 
 @pytest.fixture(scope="module")

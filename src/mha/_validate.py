@@ -195,6 +195,29 @@ def check_index(value, name: str, n: int) -> int:
     return value
 
 
+def check_counts(values, name: str, *, low: int = 0, distinct: bool = False) -> list:
+    """Return ``values`` as a non-empty list of whole numbers of at least ``low`` (seeds, slider stops).
+
+    With ``distinct``, repeated values are refused (each is one stop of a slider).
+    """
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise TypeError(f"{name} must be a sequence of integers of at least {low}, got {values!r}")
+    values = [check_count(v, f"{name} entry", low=low) for v in values]
+    if not values:
+        raise ValueError(f"{name} is empty: give at least one value")
+    if distinct and len(set(values)) != len(values):
+        raise ValueError(f"{name} must be distinct (each is one stop of the slider), got {values}")
+    return values
+
+
+def check_causal(causal, T: int, S: int) -> bool:
+    """``causal`` as a real boolean; ``True`` needs as many queries ``T`` as keys ``S``."""
+    causal = check_flag(causal, "causal")
+    if causal and T != S:
+        raise ValueError(f"causal=True needs as many queries as keys (self-attention), got T={T} and S={S}")
+    return causal
+
+
 def check_flag(value, name: str) -> bool:
     """Return ``value`` as a ``bool`` if it is ``True`` or ``False`` (NumPy's too), else ``TypeError``.
 

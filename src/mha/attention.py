@@ -22,8 +22,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._validate import (as_bool_mask, as_float_array, check_axis, check_flag, check_ndim, check_positive_int,
-                        check_qkv, require_finite, score_dtype)
+from ._validate import (as_bool_mask, as_float_array, check_axis, check_causal, check_flag, check_ndim,
+                        check_positive_int, check_qkv, require_finite, score_dtype)
 
 __all__ = [
     "AttentionSteps",
@@ -229,13 +229,6 @@ def _check_mask(mask, T, S, lead, causal):
     return mask
 
 
-def _check_causal(causal, T, S):
-    causal = check_flag(causal, "causal")
-    if causal and T != S:
-        raise ValueError(f"causal=True needs as many queries as keys (self-attention), got T={T} and S={S}")
-    return causal
-
-
 def _attention(Q, K, V, mask, causal, grouped):
     """Checked attention: the work type, the maths, then a check that nothing overflowed."""
     dtype = np.result_type(Q, K, V)
@@ -288,7 +281,7 @@ def scaled_dot_product_attention(Q, K, V, mask=None, *, causal=False):
     array([[0.67, 0.33]])
     """
     Q, K, V, lead = check_qkv(Q, K, V)
-    causal = _check_causal(causal, Q.shape[-2], K.shape[-2])
+    causal = check_causal(causal, Q.shape[-2], K.shape[-2])
     mask = _check_mask(mask, Q.shape[-2], K.shape[-2], lead, causal)
     return _attention(Q, K, V, mask, causal, grouped=False)
 
@@ -333,7 +326,7 @@ def grouped_attention(Q, K, V, *, mask=None, causal=False):
     Q, K, V, lead = check_qkv(Q, K, V, grouped=True)
     h = Q.shape[-3]
     T, S = Q.shape[-2], K.shape[-2]
-    causal = _check_causal(causal, T, S)
+    causal = check_causal(causal, T, S)
     mask = _check_mask(mask, T, S, (*lead, h), causal)
     return _attention(Q, K, V, mask, causal, grouped=True)
 

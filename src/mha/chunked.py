@@ -11,16 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import check_flag, check_positive_int, check_qkv, require_finite, score_dtype
+from ._validate import check_causal, check_positive_int, check_qkv, require_finite, score_dtype
 
 __all__ = ["attention_chunked"]
-
-
-def _check_causal(causal, T, S):
-    causal = check_flag(causal, "causal")
-    if causal and T != S:
-        raise ValueError(f"causal=True needs as many queries as keys (self-attention), got T={T} and S={S}")
-    return causal
 
 
 def attention_chunked(Q, K, V, *, block=64, causal=False):
@@ -65,7 +58,7 @@ def attention_chunked(Q, K, V, *, block=64, causal=False):
     """
     Q, K, V, _ = check_qkv(Q, K, V)
     block = check_positive_int(block, "block")
-    causal = _check_causal(causal, Q.shape[-2], K.shape[-2])
+    causal = check_causal(causal, Q.shape[-2], K.shape[-2])
     given = np.result_type(Q, K, V)
     dtype, may_overflow, _ = score_dtype(Q, K, V)  # float16 runs in float32; float32 in float64 if scores need it
     Q, K, V = (x.astype(dtype, copy=False) for x in (Q, K, V))

@@ -22,7 +22,7 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib.figure import Figure
 
-from ._validate import check_positive_int
+from ._validate import check_counts, check_positive_int
 from .frames import FramePainter, caption_html
 from .plotting import OKABE_ITO
 from .rank import (centred_log_spectrum, fit_scores, target_diagonal, target_distance_band, target_first_token,
@@ -187,9 +187,9 @@ def floor_explorer(names=None, sizes=SIZES, *, start_name="band by distance", st
         DOM classes ``mha-sweep`` and ``mha-floor``.
     """
     names = list(TARGETS) if names is None else [str(name) for name in names]
-    sizes = [check_positive_int(n, "sizes") for n in sizes]
-    if not names or not sizes or len(set(sizes)) != len(sizes):
-        raise ValueError(f"names and sizes must be non-empty and sizes distinct, got {names} and {sizes}")
+    sizes = check_counts(sizes, "sizes", low=2, distinct=True)
+    if not names:
+        raise ValueError("names is empty: give at least one target")
     if start_name not in names or start_n not in sizes:
         raise ValueError(f"start_name must be one of {names} and start_n one of {sizes}")
     painter = _FloorPainter(max(sizes))

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 from threadpoolctl import threadpool_limits  # the products here are tiny: BLAS threads cost more than they save
 
-from ._validate import check_count, check_number, check_positive_int
+from ._validate import check_count, check_counts, check_number, check_positive_int
 from .attention import merge_heads, scaled_dot_product_attention, split_heads
 from .backward import attend_backward
 
@@ -398,15 +398,6 @@ def _batches(rngs, steps, n_keys, chunk=100):
             yield LookupBatch(keys[:, part], values[:, part], asked[:, part])
 
 
-def _check_seeds(seeds):
-    if isinstance(seeds, (str, bytes)) or not hasattr(seeds, "__iter__"):
-        raise TypeError(f"seeds must be a sequence of non-negative integers, got {seeds!r}")
-    seeds = [check_count(s, "seeds entry") for s in seeds]
-    if not seeds:
-        raise ValueError("seeds is empty: give at least one seed")
-    return seeds
-
-
 def train(h, *, d=16, d_k=None, n_keys=2, seeds=(0,), steps=1500, lr=PEAK_LR):
     """Train one model per seed, side by side; return their flat weights, the layout and the losses.
 
@@ -421,7 +412,7 @@ def train(h, *, d=16, d_k=None, n_keys=2, seeds=(0,), steps=1500, lr=PEAK_LR):
     train_loss : ndarray, shape (M, steps)
     """
     h, d, d_k, n_keys = _check_shape(h, d, d_k, n_keys)
-    seeds = _check_seeds(seeds)
+    seeds = check_counts(seeds, "seeds")
     steps = check_positive_int(steps, "steps")
     lr = check_number(lr, "lr", low=0.0, low_open=True, high=1.0)
     streams = [[np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2)] for seed in seeds]

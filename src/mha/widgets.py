@@ -31,7 +31,7 @@ import numpy as np
 from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 
-from ._validate import as_float_array, check_index, check_ndim, check_positive_int, check_prob_rows
+from ._validate import as_float_array, check_counts, check_index, check_ndim, check_positive_int, check_prob_rows
 from .examples import RoleExample, WorkedExample, cat_sat_mat, random_layer
 from .frames import FramePainter, caption_html, canvas_png, frame_stack
 from .head_roles import read_roles, row_arithmetic
@@ -594,18 +594,6 @@ def _check_square_target(target):
     return A
 
 
-def _check_widths(d_k_values):
-    """The d_k sweep's slider stops: distinct positive integers, at least one."""
-    if isinstance(d_k_values, (str, bytes)) or not hasattr(d_k_values, "__iter__"):
-        raise TypeError(f"d_k_values must be a sequence of positive integers, got {d_k_values!r}")
-    widths = [check_positive_int(k, "d_k_values entry") for k in d_k_values]
-    if not widths:
-        raise ValueError("d_k_values is empty: the slider needs at least one head width")
-    if len(set(widths)) != len(widths):
-        raise ValueError(f"d_k_values must be distinct (each is one stop of the slider), got {widths}")
-    return widths
-
-
 def dk_sweep(target=None, n=4, tokens=None, d_k_values=None):
     """The d_k sweep: the best pattern a head of width ``d_k`` reaches, for each ``d_k``.
 
@@ -629,7 +617,7 @@ def dk_sweep(target=None, n=4, tokens=None, d_k_values=None):
     target = target_diagonal(check_positive_int(n, "n")) if target is None else target
     target = _check_square_target(target)
     n = target.shape[0]
-    fits = _dk_fits(target, range(1, n + 1) if d_k_values is None else _check_widths(d_k_values))
+    fits = _dk_fits(target, range(1, n + 1) if d_k_values is None else check_counts(d_k_values, "d_k_values", low=1, distinct=True))
     tokens = tuple(str(i + 1) for i in range(n)) if tokens is None else _check_tokens(tokens, n, "positions")
     painter = _DkPainter(fits, tokens)
     frames = [(painter.draw(f.d_k), _dk_caption(f, n)) for f in fits]
