@@ -24,7 +24,7 @@ WIDGET_PAGES = {
     "book/05_how_many_heads.html": ("mha-lookup",),
     "book/07_narrow_heads.html": ("mha-q-sweep",),
     "book/09_real_heads.html": ("mha-real-heads",),
-    "book/10_rank_bound.html": ("mha-dk-sweep", "mha-floor"),
+    "book/11_rank_bound.html": ("mha-dk-sweep", "mha-floor"),
 }
 CASES = [(page, dom_class) for page, classes in WIDGET_PAGES.items() for dom_class in classes]
 
