@@ -48,8 +48,24 @@ def test_q_llms_accepts_impossible(answer):
 @given(q=st.floats(-1e6, 1e6))
 def test_q_llms_every_number_is_wrong_and_explained(q):
     v = check("ex-q-llms", q)
-    assert v.status == "wrong"
-    assert "no q exists" in v.message and "cosh" in v.message
+    assert v.status == "wrong" and 'gives "LLMs"' in v.message and "0.34" in v.message
+    if abs(q) < 1:  # looked near the peak: the whole argument
+        assert "no q exists" in v.message and "cosh" in v.message
+    else:  # far from it: a hint, naming the token that leads, and not the proof
+        assert "Hint" in v.message and "cosh" not in v.message
+        assert ('"I" leads' in v.message) == (q > 0) and ('"love" leads' in v.message) == (q < 0)
+
+
+@pytest.mark.parametrize("q, words", [
+    (3.0, ['"I" leads', "positive q", "Try q = 0"]),
+    (-2.0, ['"love" leads', "Hint"]),
+    (0.0, ["tie", "0.333", "cosh", "no q exists"]),
+    (0.4, ["cosh", "no q exists"]),
+    ([5.0], ['"I" leads', "Hint"]),
+])
+def test_q_llms_hint_first_then_the_argument(q, words):
+    v = check("ex-q-llms", q)
+    assert v.status == "wrong" and all(w in v.message for w in words), v.message
 
 
 def test_q_llms_search_reports_best_and_not_done_differs():

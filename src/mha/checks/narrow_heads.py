@@ -5,7 +5,8 @@ The head of both exercises has d_k = 1 and the keys (2, 0, 1) for "I",
 
 * ``ex-q-love`` (numeric): a q for which "love" gets a weight above 0.95.
 * ``ex-q-llms`` (numeric): a q giving "LLMs" more than 0.34, or the word
-  "impossible" when there is none (there is none).
+  "impossible" when there is none (there is none). One q far from 0 gets a
+  hint; a q near 0 or a search over several values gets the whole argument.
 """
 
 from __future__ import annotations
@@ -74,10 +75,20 @@ _WHY_NONE = ('"LLMs" has the middle key, 1. A positive q keeps the order of the 
              'higher; a negative q reverses it, so "love" (key 0) scores higher. Its weight is '
              "1 / (1 + 2 cosh q): largest at q = 0, where it is 1/3, below 0.34. So no q exists.")
 
+_HINT = ('Hint: "LLMs" has the middle key, 1. What does a positive q do to the order of the three scores, '
+         "and a negative q? Try q = 0, then values on both sides of it.")
+
+_NEAR_PEAK = 1.0  # |q| below this (or a search over several q) means the learner has looked near the peak
+
 
 @checker("ex-q-llms", kind="numeric")
 def q_llms(answer):
-    """A query giving "LLMs" more than 0.34, or the word "impossible" when there is none."""
+    """A query giving "LLMs" more than 0.34, or the word "impossible" when there is none.
+
+    A single q far from 0 gets a hint (which token leads there, and what the
+    sign of q does); a q near 0, or a search over several values, gets the
+    whole argument, since the learner has already looked where "LLMs" does best.
+    """
     if isinstance(answer, str):
         if re.sub(r"[^a-z]", "", answer.lower()) in _NO_SUCH_Q:
             return "right, no q can do it. " + _WHY_NONE
@@ -88,11 +99,20 @@ def q_llms(answer):
     qs = answer_array(answer, "your q").ravel()
     if qs.size == 0:
         wrong('your answer is empty. Give a number q, or the word "impossible".')
-    w = weights_for_q(qs)[:, 2]  # (n_q, 3) -> (n_q,)
-    best = int(np.argmax(w))
-    shown = near_threshold(w[best], _LLMS)
-    if w[best] > _LLMS:  # never happens; kept so the checker stays honest if the keys change
+    W = weights_for_q(qs)  # (n_q,) -> (n_q, 3)
+    best = int(np.argmax(W[:, 2]))
+    shown = near_threshold(W[best, 2], _LLMS)
+    if W[best, 2] > _LLMS:  # never happens; kept so the checker stays honest if the keys change
         return f'with q = {qs[best]:g}, "LLMs" gets {shown}.'
-    tried = f"of the {qs.size} values you tried, the best, q = {qs[best]:g}," if qs.size > 1 else \
-        f"q = {qs[best]:g}"
-    wrong(f'{tried} gives "LLMs" {shown}, not more than {_LLMS}. {_WHY_NONE}')
+    if qs.size > 1:
+        wrong(f'of the {qs.size} values you tried, the best, q = {qs[best]:g}, gives "LLMs" {shown}, '
+              f"not more than {_LLMS}. {_WHY_NONE}")
+    q = float(qs[0])
+    if q == 0:
+        wrong(f'q = 0 makes every score 0, so the three tokens tie: it gives "LLMs" {shown}, not more '
+              f"than {_LLMS}. Moving q away from 0 only lowers it. {_WHY_NONE}")
+    if abs(q) < _NEAR_PEAK:
+        wrong(f'q = {q:g} gives "LLMs" {shown}, not more than {_LLMS}. {_WHY_NONE}')
+    lead = int(np.argmax(W[0]))
+    wrong(f'q = {q:g} gives "LLMs" {shown}, not more than {_LLMS}: "{TOKENS[lead]}" leads with '
+          f"{W[0, lead]:.3f}. {_HINT}")
