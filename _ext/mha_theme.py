@@ -2,12 +2,15 @@
 
 Why an extension and not a ``_static/`` folder at the book root: when that folder exists,
 Jupyter Book adds every ``.js``/``.css`` under every ``html_static_path`` entry to every page
-(here that would be all of MathJax). This adds exactly two files:
+(here that would be all of MathJax). This adds exactly three files:
 
 * ``mha-theme.css``: figures as white cards in dark mode, readable exercise verdicts in both
-  modes, captions at normal weight, and long code lines that wrap instead of scrolling.
+  modes, captions at normal weight, long code lines that wrap, printed output that keeps its
+  columns, and figures that keep a readable size on a phone.
 * ``mha-a11y.js``: gives each widget frame (an ``<img>`` drawn by ipywidgets, which has no
   alt text of its own) the text of the caption that sits next to it in its frame.
+* ``mha-phone.js``: a tab stop for every box that scrolls sideways (printed tables, figures on
+  a phone), so the keyboard reaches what is off to the right.
 """
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ from pathlib import Path
 
 STATIC = Path(__file__).resolve().parent / "static"
 CSS = "mha-theme.css"
-JS = "mha-a11y.js"
+JS = ("mha-a11y.js", "mha-phone.js")
 
 
 def _add_static_path(app, config):
@@ -27,5 +30,6 @@ def _add_static_path(app, config):
 def setup(app):
     app.connect("config-inited", _add_static_path)
     app.add_css_file(CSS)
-    app.add_js_file(JS, defer="defer")
+    for js in JS:
+        app.add_js_file(js, defer="defer")
     return {"parallel_read_safe": True, "parallel_write_safe": True}

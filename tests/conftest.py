@@ -122,12 +122,13 @@ class PageVisit:
 
 @pytest.fixture
 def open_page(chromium, site_server):
-    """open_page(path, wait_until="load") -> PageVisit, in a fresh browser context."""
+    """open_page(path, wait_until="load", viewport=(1280, 900)) -> PageVisit, in a fresh context."""
     origin = "{0.scheme}://{0.netloc}".format(urlsplit(site_server))
     contexts = []
 
-    def _open(path: str, wait_until: str = "load") -> PageVisit:
-        context = chromium.new_context(viewport={"width": 1280, "height": 900},
+    def _open(path: str, wait_until: str = "load", viewport=(1280, 900)) -> PageVisit:
+        width, height = viewport
+        context = chromium.new_context(viewport={"width": width, "height": height},
                                        service_workers="block")
         contexts.append(context)
         page = context.new_page()
