@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import mha
-from mha.chunked import attention_chunked
+from mha.chunked import CausalTiles, _online_attention, attention_chunked, causal_tiles
 from mha.timing import peak_bytes
 
 
@@ -93,6 +93,51 @@ def test_never_holds_the_full_score_matrix():
     assert lean < one_matrix / 4  # the chunked one holds T x block pieces and T x d_v rows
 
 
+@settings(max_examples=30, deadline=None)
+@given(sizes)
+def test_skipping_masked_blocks_changes_nothing(size):
+    lead, T, _, d_k, d_v, block, seed = size
+    Q, K, V = qkv(lead, T, T, d_k, d_v, seed)
+    skip = attention_chunked(Q, K, V, block=block, causal=True)
+    full = attention_chunked(Q, K, V, block=block, causal=True, skip_masked=False)
+    np.testing.assert_allclose(skip, full, rtol=0, atol=1e-12)
+
+
+class CountingArray(np.ndarray):
+    """An array that records the row counts of the products it takes part in, as the left factor."""
+
+    rows = []
+
+    def __matmul__(self, other):
+        CountingArray.rows.append(self.shape[-2])
+        return np.asarray(self) @ np.asarray(other)
+
+
+@pytest.mark.parametrize("T, block", [(256, 64), (100, 64), (7, 3), (5, 8)])
+def test_the_loop_skips_the_tiles_above_the_diagonal(T, block):
+    Q, K, V = qkv((), T, T, 2, 2, seed=6)
+    CountingArray.rows = []
+    _online_attention(Q.view(CountingArray), K, V, block, causal=True)
+    n = -(-T // block)
+    # one score product per key block; its rows are the queries from the block's first key on
+    assert CountingArray.rows == [T - j * block for j in range(n)]
+    tiles = causal_tiles(T, block)
+    assert tiles.total == n * n and tiles.skipped == n * (n - 1) // 2
+    rows_in_tiles = sum(-(-r // block) for r in CountingArray.rows)  # query tiles each product covers
+    assert rows_in_tiles == tiles.computed
+    CountingArray.rows = []
+    _online_attention(Q.view(CountingArray), K, V, block, causal=True, skip_masked=False)
+    assert CountingArray.rows == [T] * n
+
+
+def test_causal_tiles_checks_its_input():
+    assert causal_tiles(1, 1) == CausalTiles(1, 0)
+    with pytest.raises(ValueError, match="block"):
+        causal_tiles(4, 0)
+    with pytest.raises(TypeError, match="T"):
+        causal_tiles(4.0, 2)
+
+
 @pytest.mark.parametrize("args, kwargs, error, words", [
     ((None, np.ones((2, 2)), np.ones((2, 2))), {}, TypeError, "Q"),
     ((np.ones((2, 2)), "abc", np.ones((2, 2))), {}, TypeError, "K"),
@@ -106,6 +151,7 @@ def test_never_holds_the_full_score_matrix():
     ((np.ones((2, 2)),) * 3, {"causal": "yes"}, TypeError, "causal"),
     ((np.ones((2, 2)),) * 3, {"block": 0}, ValueError, "block"),
     ((np.ones((2, 2)),) * 3, {"block": 2.5}, TypeError, "block"),
+    ((np.ones((2, 2)),) * 3, {"causal": True, "skip_masked": 1}, TypeError, "skip_masked"),
 ])
 def test_bad_input_is_named(args, kwargs, error, words):
     with pytest.raises(error, match=words):

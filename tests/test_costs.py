@@ -9,8 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import mha
-from mha.costs import (MODELS, attention_flops, attention_param_count, get_model, gpt2_param_count,
-                       kv_cache_bytes, kv_cache_bytes_per_token, score_entries)
+from mha.costs import (A100, MODELS, Machine, attention_flops, attention_param_count, decode_flop_per_byte,
+                       get_model, gpt2_param_count, kv_cache_bytes, kv_cache_bytes_per_token,
+                       mlp_param_count, score_entries)
 
 BIB = Path(__file__).resolve().parent.parent / "references.bib"
 
@@ -166,7 +167,7 @@ def test_kv_cache_rejects_bad_sizes():
 def test_models_kinds_and_shapes():
     kinds = {m.name: m.kind for m in MODELS}
     assert kinds == {"GPT-2 small": "MHA", "Gemma 2B": "MQA", "Gemma 7B": "MHA",
-                     "LLaMA 65B": "MHA", "Llama 2 70B": "GQA"}
+                     "LLaMA 65B": "MHA", "Llama 2 70B": "GQA", "GPT-3 175B": "MHA"}
     for m in MODELS:
         assert m.h % m.n_kv_heads == 0
         assert m.params_per_layer == attention_param_count(m.d, m.h, m.d_k, m.bias, m.n_kv_heads)
@@ -185,6 +186,48 @@ def test_every_model_cites_a_reference_in_the_bibliography():
     keys = set(re.findall(r"^@\w+\{([^,]+),", BIB.read_text(encoding="utf-8"), flags=re.M))
     for m in MODELS:
         assert m.source in keys, f"{m.name}: {m.source} is not in references.bib"
+
+
+def test_gpt3_attention_is_a_third_of_its_parameters():
+    gpt3 = get_model("GPT-3 175B")
+    assert (gpt3.n_layers, gpt3.d, gpt3.h, gpt3.d_k) == (96, 12288, 96, 128)  # Brown et al. (2020), Table 2.1
+    attention = gpt3.n_layers * gpt3.params_per_layer
+    total = gpt2_param_count(gpt3.n_layers, gpt3.d, n_ctx=gpt3.context)
+    assert round(attention / 1e9) == 58 and round(total / 1e9) == 175
+    d = gpt3.d
+    assert gpt3.params_per_layer == 4 * d * d + 4 * d and mlp_param_count(d) == 8 * d * d + 5 * d
+    assert 0.33 < attention / total < 0.34
+
+
+def test_mlp_param_count():
+    assert mlp_param_count(4, d_ff=6, bias=False) == 48
+    assert mlp_param_count(4, d_ff=6) == 48 + 6 + 4
+    with pytest.raises(ValueError, match="d_ff"):
+        mlp_param_count(4, d_ff=0)
+    with pytest.raises(TypeError, match="bias"):
+        mlp_param_count(4, bias="no")
+
+
+def test_decode_flop_per_byte_counts_a_decoding_step():
+    for m in MODELS:
+        per_cached_token = 4 * m.h * m.d_k  # h scores and h weighted sums
+        read = kv_cache_bytes_per_token(m.n_kv_heads, m.d_k)
+        assert decode_flop_per_byte(m.h, m.n_kv_heads) == pytest.approx(per_cached_token / read)
+    assert decode_flop_per_byte(64, 64) == 1.0
+    with pytest.raises(ValueError, match="n_kv_heads"):
+        decode_flop_per_byte(8, 0)
+
+
+def test_a100_balance_and_machine_checks():
+    assert A100.flop_per_byte == pytest.approx(312e12 / 2.039e12)
+    assert 140 < A100.flop_per_byte < 160
+    assert Machine("x", 10, 5).flop_per_byte == 2.0
+    with pytest.raises(ValueError, match="bytes_per_s"):
+        Machine("x", 1.0, 0.0)
+    with pytest.raises(ValueError, match="flops_per_s"):
+        Machine("x", float("nan"), 1.0)
+    with pytest.raises(TypeError, match="name"):
+        Machine(3, 1.0, 1.0)
 
 
 def test_unknown_model_is_named():

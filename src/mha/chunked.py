@@ -5,18 +5,23 @@ running softmax denominator and the running weighted sum of values are
 updated ("online softmax"); earlier blocks are rescaled when the maximum
 grows. Memory for scores falls from ``T * S`` to ``T * block`` per head; the
 result is the same as :func:`mha.scaled_dot_product_attention` up to rounding.
+This is the algorithm of Rabe and Staats (2021), tiled over keys only
+(FlashAttention tiles the queries too). Under a causal mask, the queries
+that come before a block of keys skip it: see :func:`causal_tiles`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ._validate import check_causal, check_positive_int, check_qkv, require_finite, score_dtype
+from typing import NamedTuple
 
-__all__ = ["attention_chunked"]
+from ._validate import check_causal, check_flag, check_positive_int, check_qkv, require_finite, score_dtype
+
+__all__ = ["CausalTiles", "attention_chunked", "causal_tiles"]
 
 
-def attention_chunked(Q, K, V, *, block=64, causal=False):
+def attention_chunked(Q, K, V, *, block=64, causal=False, skip_masked=True):
     r"""Scaled dot-product attention computed one block of keys at a time.
 
     For each block :math:`j` of keys, with scores
@@ -40,7 +45,10 @@ def attention_chunked(Q, K, V, *, block=64, causal=False):
         Keys per block. Scores are held for ``T x block`` pairs at a time.
     causal : bool
         If true, query ``t`` sees only keys ``s <= t`` (needs ``S = T``).
-        Blocks wholly in the future of a query are skipped for it.
+    skip_masked : bool
+        Under ``causal``, skip the queries that come before a block of keys
+        (all their scores there are masked). True by default; False computes
+        and masks every block, only to measure what the skip saves.
 
     Returns
     -------
@@ -59,17 +67,18 @@ def attention_chunked(Q, K, V, *, block=64, causal=False):
     Q, K, V, _ = check_qkv(Q, K, V)
     block = check_positive_int(block, "block")
     causal = check_causal(causal, Q.shape[-2], K.shape[-2])
+    skip_masked = check_flag(skip_masked, "skip_masked")
     given = np.result_type(Q, K, V)
     dtype, may_overflow, _ = score_dtype(Q, K, V)  # float16 runs in float32; float32 in float64 if scores need it
     Q, K, V = (x.astype(dtype, copy=False) for x in (Q, K, V))
     with np.errstate(over="ignore", invalid="ignore"):  # overflow is checked below, with a clear error
-        out = _online_attention(Q, K, V, block, causal)
+        out = _online_attention(Q, K, V, block, causal, skip_masked)
     if may_overflow:
         require_finite(("the scores Q Kᵀ / √d_k", out))
     return out.astype(given, copy=False)
 
 
-def _online_attention(Q, K, V, block, causal):
+def _online_attention(Q, K, V, block, causal, skip_masked=True):
     """The loop of :func:`attention_chunked`, unchecked: one block of keys at a time."""
     *lead, T, d_k = Q.shape
     S, d_v = V.shape[-2:]
@@ -80,7 +89,7 @@ def _online_attention(Q, K, V, block, causal):
     O = np.zeros((*lead, T, d_v), dtype=Q.dtype)  # running unnormalised output
     for s0 in range(0, S, block):
         s1 = min(s0 + block, S)
-        rows = slice(s0, T) if causal else slice(0, T)  # queries t < s0 see nothing here
+        rows = slice(s0 if causal and skip_masked else 0, T)  # causal: queries t < s0 see nothing here
         S_j = (Q[..., rows, :] @ np.swapaxes(K[..., s0:s1, :], -1, -2)) * scale  # (..., t, d_k) @ (..., d_k, b)
         if causal:
             t = np.arange(rows.start, T)[:, None]
@@ -94,3 +103,36 @@ def _online_attention(Q, K, V, block, causal):
         m[..., rows, :] = m_new
     return O / ell  # (..., T, d_v)
 
+
+
+class CausalTiles(NamedTuple):
+    """Tiles of ``block x block`` scores under a causal mask: computed and skipped."""
+
+    computed: int
+    skipped: int
+
+    @property
+    def total(self) -> int:
+        return self.computed + self.skipped
+
+
+def causal_tiles(T, block):
+    r"""How many ``block x block`` tiles of the causal ``T x T`` scores :func:`attention_chunked` skips.
+
+    Cut the queries into blocks of the same size as the keys, giving
+    :math:`n = \lceil T / \text{block} \rceil` blocks each way. Key block
+    :math:`j` starts at position :math:`j \cdot \text{block}`; the loop starts
+    its rows there, so it skips query blocks :math:`0, \dots, j-1`, whose
+    scores in that block are all masked: :math:`n(n-1)/2` of the :math:`n^2`
+    tiles, the ones wholly above the diagonal.
+
+    Examples
+    --------
+    >>> causal_tiles(256, 64)
+    CausalTiles(computed=10, skipped=6)
+    """
+    T = check_positive_int(T, "T")
+    block = check_positive_int(block, "block")
+    n = -(-T // block)  # ceil(T / block)
+    skipped = sum(j for j in range(n))  # key block j: query blocks 0 .. j-1 are skipped
+    return CausalTiles(computed=n * n - skipped, skipped=skipped)

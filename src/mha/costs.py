@@ -4,7 +4,8 @@ Parameters, floating-point operations (FLOPs), the memory of the score
 matrices and the key/value (KV) cache, for the layer that
 :func:`mha.multi_head_attention` computes. A multiply-add counts as 2 FLOPs.
 ``MODELS`` holds the attention shapes of a few published models, each with
-the key of the reference that gives it.
+the key of the reference that gives it. ``Machine`` pairs an arithmetic rate
+with a memory speed; ``A100`` holds a data-centre GPU's published figures.
 
 Shape legend: ``T`` positions, ``d`` model width, ``h`` query heads,
 ``g`` key/value heads (``n_kv_heads``), ``d_k`` head width (``d_v = d_k``).
@@ -14,18 +15,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ._validate import check_flag, check_positive_int
+from ._validate import check_flag, check_number, check_positive_int, check_text
 
 __all__ = [
+    "A100",
     "AttentionFlops",
+    "Machine",
     "ModelConfig",
     "MODELS",
     "attention_flops",
     "attention_param_count",
+    "decode_flop_per_byte",
     "get_model",
     "gpt2_param_count",
     "kv_cache_bytes",
     "kv_cache_bytes_per_token",
+    "mlp_param_count",
     "score_entries",
 ]
 
@@ -91,23 +96,46 @@ def attention_param_count(d, h,  # model width, query heads
     return weights + biases
 
 
+def mlp_param_count(d, d_ff=None, bias=True):
+    r"""Parameters of a block's MLP: :math:`d \to d_\text{ff} \to d`.
+
+    .. math::
+        N = \underbrace{d\,d_\text{ff}}_{\text{up}} + \underbrace{d_\text{ff}\,d}_{\text{down}}
+            \;\big[ + \underbrace{d_\text{ff} + d}_{\text{biases}} \big]
+
+    With the usual ``d_ff = 4 d`` (the default) this is :math:`8d^2` (plus :math:`5d`),
+    twice the attention layer's :math:`4d^2`.
+
+    Examples
+    --------
+    >>> mlp_param_count(768)                               # GPT-2 small, one block
+    4722432
+    """
+    d = check_positive_int(d, "d")
+    d_ff = 4 * d if d_ff is None else check_positive_int(d_ff, "d_ff")
+    bias = check_flag(bias, "bias")
+    return d * d_ff + d_ff * d + (d_ff + d if bias else 0)  # up + down [+ b_up + b_down]
+
+
 def gpt2_param_count(n_layers=12, d=768, vocab=50257, n_ctx=1024):
     r"""All parameters of a GPT-2 model (tied input and output embeddings).
 
     Each block holds attention (:math:`4d^2 + 4d`), an MLP of width
     :math:`4d` (:math:`8d^2 + 5d`) and two layer norms (:math:`4d`); around
     the blocks sit the token and position embeddings and a final layer norm.
+    GPT-3 uses the same architecture (Brown et al., 2020), so its sizes give
+    its count too.
 
     Examples
     --------
     >>> gpt2_param_count()                                 # GPT-2 small
     124439808
+    >>> round(gpt2_param_count(96, 12288, n_ctx=2048) / 1e9, 1)  # GPT-3 175B
+    174.6
     """
     n_layers, d, vocab, n_ctx = (check_positive_int(v, name) for v, name in
                                  ((n_layers, "n_layers"), (d, "d"), (vocab, "vocab"), (n_ctx, "n_ctx")))
-    d_ff = 4 * d
-    mlp = d * d_ff + d_ff + d_ff * d + d  # up and down projections with biases
-    block = attention_param_count(d, 1, d_k=d, bias=True) + mlp + 2 * 2 * d
+    block = attention_param_count(d, 1, d_k=d, bias=True) + mlp_param_count(d) + 2 * 2 * d
     return n_layers * block + vocab * d + n_ctx * d + 2 * d
 
 
@@ -282,6 +310,8 @@ MODELS = (
                 bias=False, source="touvron2023llama"),
     ModelConfig("Llama 2 70B", n_layers=80, d=8192, h=64, n_kv_heads=8, d_k=128, context=4096,
                 bias=False, source="touvron2023llama2"),
+    ModelConfig("GPT-3 175B", n_layers=96, d=12288, h=96, n_kv_heads=96, d_k=128, context=2048,
+                bias=True, source="brown2020language"),
 )
 
 
@@ -300,3 +330,59 @@ def get_model(name):
             return model
     known = ", ".join(m.name for m in MODELS)
     raise ValueError(f"no model called {name!r}; known: {known}")
+
+
+def decode_flop_per_byte(h, n_kv_heads, bytes_per_value=2):
+    r"""FLOPs per byte of KV cache read when one new token attends to the cache.
+
+    For each cached token the new token's ``h`` query heads do a score and a
+    weighted sum of width ``d_k`` (:math:`4 h d_k` FLOPs) while reading one key
+    and one value per key/value head (:math:`2 g d_k b` bytes):
+
+    .. math::
+        \frac{4 h d_k}{2 g d_k b} = \frac{2h}{g b}
+
+    ``d_k`` and ``T`` cancel.
+
+    Examples
+    --------
+    >>> decode_flop_per_byte(64, 8)                        # Llama 2 70B, 16-bit cache
+    8.0
+    """
+    h = check_positive_int(h, "h")
+    g = check_positive_int(n_kv_heads, "n_kv_heads")
+    b = check_positive_int(bytes_per_value, "bytes_per_value")
+    return 2 * h / (g * b)
+
+
+@dataclass(frozen=True)
+class Machine:
+    """A processor's arithmetic rate and memory speed.
+
+    Attributes
+    ----------
+    name : str
+    flops_per_s : float
+        Floating-point operations per second.
+    bytes_per_s : float
+        Bytes per second between the processor and its main memory.
+    """
+
+    name: str
+    flops_per_s: float
+    bytes_per_s: float
+
+    def __post_init__(self):
+        object.__setattr__(self, "name", check_text(self.name, "name"))
+        for field in ("flops_per_s", "bytes_per_s"):
+            object.__setattr__(self, field, check_number(getattr(self, field), field, low=0.0, low_open=True))
+
+    @property
+    def flop_per_byte(self) -> float:
+        """FLOPs the machine can do in the time it moves one byte: ``flops_per_s / bytes_per_s``."""
+        return self.flops_per_s / self.bytes_per_s
+
+
+#: NVIDIA's A100 datasheet (80 GB SXM): 312 TFLOP/s on dense bfloat16 tensor-core products and
+#: 2,039 GB/s of memory bandwidth.
+A100 = Machine("NVIDIA A100 (80 GB SXM, bfloat16 dense)", flops_per_s=312e12, bytes_per_s=2.039e12)

@@ -1,7 +1,10 @@
 """Small measurement helpers for the costs chapter and the benchmarks.
 
-``best_time`` times a call, ``peak_bytes`` measures the most memory it held
-at once (NumPy reports its arrays to :mod:`tracemalloc`), and
+``best_time`` times a call, ``best_times`` and ``median_times`` time several
+calls that take turns, ``peak_bytes`` measures the most memory a call held
+at once (NumPy reports its arrays to :mod:`tracemalloc`),
+``matmul_flops_per_s``, ``copy_bytes_per_s`` and ``measure_machine`` measure
+how fast this machine multiplies and how fast it moves memory, and
 ``multi_head_attention_loop`` is the layer written the slow, obvious way: one
 head at a time, each with its own small matrix products. It computes in the
 inputs' own float type when a bound on every intermediate number shows that
@@ -18,8 +21,10 @@ import tracemalloc
 import numpy as np
 
 from ._validate import as_float_array, check_ndim, check_positive_int
+from .costs import Machine
 
-__all__ = ["best_time", "best_times", "peak_bytes", "multi_head_attention_loop"]
+__all__ = ["best_time", "best_times", "median_times", "peak_bytes", "matmul_flops_per_s", "copy_bytes_per_s",
+           "measure_machine", "multi_head_attention_loop"]
 
 
 def best_time(func, *args, repeat=5, number=1, **kwargs):
@@ -46,6 +51,20 @@ def best_time(func, *args, repeat=5, number=1, **kwargs):
     return best
 
 
+def _rounds(funcs, repeat):
+    """Time each zero-argument function of the dict ``funcs`` once per round; ``{name: [seconds, ...]}``."""
+    repeat = check_positive_int(repeat, "repeat")
+    if not isinstance(funcs, dict) or not all(callable(f) for f in funcs.values()):
+        raise TypeError("funcs must be a dict of name -> function taking no arguments")
+    times = {name: [] for name in funcs}
+    for _ in range(repeat):
+        for name, func in funcs.items():
+            start = time.perf_counter()
+            func()
+            times[name].append(time.perf_counter() - start)
+    return times
+
+
 def best_times(funcs, *, repeat=5):
     """Shortest time of each zero-argument function in ``funcs`` (a dict), in seconds.
 
@@ -59,16 +78,80 @@ def best_times(funcs, *, repeat=5):
     >>> t["short"] < t["long"]
     True
     """
+    return {name: min(times) for name, times in _rounds(funcs, repeat).items()}
+
+
+def median_times(funcs, *, repeat=5):
+    """Median time of each zero-argument function in ``funcs`` (a dict), in seconds.
+
+    The functions take turns, as in :func:`best_times`. The median of a few
+    rounds ignores one slow round, and one lucky fast one too, so ratios of
+    medians move less than ratios of minima when the machine is busy.
+
+    Examples
+    --------
+    >>> t = median_times({"short": lambda: sum(range(10)), "long": lambda: sum(range(100_000))}, repeat=3)
+    >>> t["short"] < t["long"]
+    True
+    """
+    return {name: float(np.median(times)) for name, times in _rounds(funcs, repeat).items()}
+
+
+def matmul_flops_per_s(n=1024, *, repeat=3, dtype=np.float32):
+    r"""FLOP/s of one ``n x n`` by ``n x n`` matrix product: :math:`2n^3` FLOPs over the best time.
+
+    About the fastest this machine does arithmetic on the matrix library's
+    current number of threads.
+
+    Examples
+    --------
+    >>> matmul_flops_per_s(64, repeat=2) > 0
+    True
+    """
+    n = check_positive_int(n, "n")
+    rng = np.random.default_rng(0)
+    A, B = (rng.standard_normal((n, n)).astype(dtype) for _ in range(2))  # (n, n) each
+    out = np.empty((n, n), dtype=dtype)
+    t = best_time(np.matmul, A, B, out=out, repeat=repeat)  # (n, n) @ (n, n) -> (n, n)
+    return 2 * n**3 / t
+
+
+def copy_bytes_per_s(n_bytes=64 * 2**20, *, repeat=5):
+    """Bytes per second moved by a streaming copy of ``n_bytes`` into memory already written once.
+
+    The copy reads every byte once and writes it once, so ``2 * n_bytes``
+    bytes move per copy. Make ``n_bytes`` much larger than the processor's
+    caches, so the copy measures main memory.
+
+    Examples
+    --------
+    >>> copy_bytes_per_s(2**20, repeat=2) > 0
+    True
+    """
+    n = check_positive_int(n_bytes, "n_bytes") // 8 or 1
+    source = np.ones(n, dtype=np.float64)
+    target = np.zeros_like(source)  # written once, so no first-touch cost in the timing
+    t = best_time(np.copyto, target, source, repeat=repeat)
+    return 2 * source.nbytes / t
+
+
+def measure_machine(*, n=1024, n_bytes=64 * 2**20, repeat=3):
+    """This machine's arithmetic rate and memory speed, as a :class:`mha.costs.Machine`.
+
+    ``flops_per_s`` comes from :func:`matmul_flops_per_s` (float32),
+    ``bytes_per_s`` from :func:`copy_bytes_per_s`; their ratio,
+    ``flop_per_byte``, is how many FLOPs the machine can do in the time it
+    moves one byte.
+
+    Examples
+    --------
+    >>> m = measure_machine(n=64, n_bytes=2**20, repeat=2)
+    >>> m.flop_per_byte > 0
+    True
+    """
     repeat = check_positive_int(repeat, "repeat")
-    if not isinstance(funcs, dict) or not all(callable(f) for f in funcs.values()):
-        raise TypeError("funcs must be a dict of name -> function taking no arguments")
-    best = dict.fromkeys(funcs, float("inf"))
-    for _ in range(repeat):
-        for name, func in funcs.items():
-            start = time.perf_counter()
-            func()
-            best[name] = min(best[name], time.perf_counter() - start)
-    return best
+    return Machine("this machine", matmul_flops_per_s(n, repeat=repeat),
+                   copy_bytes_per_s(n_bytes, repeat=repeat + 2))
 
 
 def peak_bytes(func, *args, **kwargs):
