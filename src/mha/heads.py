@@ -34,7 +34,12 @@ __all__ = [
     "diagonal_mass", "previous_token_mass", "next_token_mass", "position_mass", "HeadProfile",
     "profile_heads", "heads_where", "check_layer", "group_by_layer", "remove_heads", "without_each_head", "value_norms",
     "weighted_value_norms", "cosine_drift", "paraphrase_margins", "ablation_summary", "AblationSummary",
+    "ABLATIONS", "check_method", "ablate_heads", "perplexity_change", "perplexity_change_interval",
 ]
+
+#: The two ways to take a head away: ``"zero"`` sets its output to 0; ``"mean"`` replaces it by its
+#: mean over the positions of the text, so only what varies from token to token is removed.
+ABLATIONS = ("zero", "mean")
 
 
 def _self_attention(A, name="A"):
@@ -244,8 +249,8 @@ def remove_heads(W_O, heads, h):
     return out
 
 
-def without_each_head(concat, W_O, h, b_O=None):
-    """The layer's output with each head removed in turn.
+def without_each_head(concat, W_O, h, b_O=None, *, method="zero"):
+    r"""The layer's output with each head removed in turn.
 
     Parameters
     ----------
@@ -254,11 +259,14 @@ def without_each_head(concat, W_O, h, b_O=None):
     W_O : array_like, shape (h*d_v, d_out)
     h : int
     b_O : array_like, shape (d_out,), optional
+    method : {"zero", "mean"}
+        ``"zero"`` sets head ``i``'s slice to 0. ``"mean"`` sets every row of it
+        to its mean over the ``T`` positions, :math:`\bar Z_i = \frac1T \sum_t Z_{i,t}`.
 
     Returns
     -------
     ndarray, shape (h, ..., T, d_out)
-        Entry ``i`` is ``concat @ W_O + b_O`` with head ``i``'s slice of ``concat`` set to zero.
+        Entry ``i`` is ``concat @ W_O + b_O`` with head ``i``'s slice of ``concat`` replaced.
 
     Examples
     --------
@@ -276,12 +284,133 @@ def without_each_head(concat, W_O, h, b_O=None):
     if concat.shape[-1] != W_O.shape[0]:
         raise ValueError(f"concat {concat.shape} needs as many columns as W_O {W_O.shape} has rows (h*d_v)")
     b_O = _bias(b_O, W_O.shape[1])
+    method = check_method(method)
     keep = np.repeat(1 - np.eye(h, dtype=concat.dtype), d_v, axis=1)  # (h, h*d_v): row i is 0 on head i
-    lead = (h,) + (1,) * (concat.ndim - 1)
-    out = (concat[None] * keep.reshape(*lead, h * d_v)) @ W_O  # (h, ..., T, h*d_v) @ (h*d_v, d_out)
+    keep = keep.reshape((h,) + (1,) * (concat.ndim - 1) + (h * d_v,))  # (h, 1, ..., 1, h*d_v)
+    mixed = concat[None] * keep  # (h, ..., T, h*d_v): head i's slice zeroed in entry i
+    if method == "mean":
+        mixed = mixed + _position_mean(concat)[None] * (1 - keep)  # ... and filled with its mean
+    out = mixed @ W_O  # (h, ..., T, h*d_v) @ (h*d_v, d_out)
     out = out if b_O is None else out + b_O
     require_finite(("the layer's output without each head", out))
     return out
+
+
+def check_method(method):
+    """``method`` if it is one of :data:`ABLATIONS`, else a ``ValueError`` that lists them."""
+    if not isinstance(method, str) or method not in ABLATIONS:
+        raise ValueError(f"method must be one of {ABLATIONS}, got {method!r:.60}")
+    return method
+
+
+def _position_mean(concat):
+    """Each column's mean over the positions (axis -2), kept as an axis of length 1: (..., T, n) -> (..., 1, n)."""
+    return concat.mean(axis=-2, keepdims=True)
+
+
+def ablate_heads(concat, heads, h, method="zero"):
+    r"""``concat`` with the slices of the given heads replaced: by 0, or by their mean over positions.
+
+    Mean ablation keeps what a head adds on average (a near-constant offset,
+    which zeroing would also delete) and removes only what changes from one
+    token to the next.
+
+    Parameters
+    ----------
+    concat : array_like, shape (..., T, h*d_v)
+    heads : int or iterable of int
+    h : int
+    method : {"zero", "mean"}
+
+    Returns
+    -------
+    ndarray, shape (..., T, h*d_v)
+
+    Examples
+    --------
+    >>> concat = np.array([[1.0, 5.0], [3.0, 7.0]])          # T = 2 positions, h = 2 heads of width 1
+    >>> ablate_heads(concat, [1], h=2, method="mean")
+    array([[1., 6.],
+           [3., 6.]])
+    """
+    concat = as_float_array(concat, "concat")
+    check_ndim(concat, "concat", 2, "(..., T, h*d_v)")
+    h = check_positive_int(h, "h")
+    if concat.shape[-1] % h or concat.shape[-1] == 0:
+        raise ValueError(f"concat {concat.shape} must have h*d_v columns with d_v >= 1 for h={h} heads")
+    d_v = concat.shape[-1] // h
+    method = check_method(method)
+    out = np.array(concat, copy=True)
+    mean = _position_mean(concat)  # (..., 1, h*d_v)
+    for i in _head_list(heads, h):
+        cols = slice(i * d_v, (i + 1) * d_v)
+        out[..., cols] = 0 if method == "zero" else mean[..., cols]
+    return out
+
+
+def perplexity_change(nll, nll_base):
+    r"""Change in perplexity, in per cent: :math:`100\,(e^{\bar\ell - \bar\ell_0} - 1)`.
+
+    ``nll`` (..., N) and ``nll_base`` (N,) hold the loss of each of the same
+    ``N`` tokens, in nats; :math:`\bar\ell` is the mean over the tokens.
+    Positive: the model does worse. Returns an array of shape (...).
+
+    >>> float(perplexity_change(np.array([1.0, 2.0]), np.array([1.0, 2.0])))
+    0.0
+    """
+    nll, nll_base = _paired_losses(nll, nll_base)
+    return 100 * np.expm1(nll.mean(axis=-1) - nll_base.mean())
+
+
+def _paired_losses(nll, nll_base):
+    nll = as_float_array(nll, "nll")
+    nll_base = as_float_array(nll_base, "nll_base")
+    check_ndim(nll_base, "nll_base", 1, "(N,)", exact=True)
+    if nll.ndim < 1 or nll.shape[-1] != nll_base.shape[0] or nll_base.shape[0] == 0:
+        raise ValueError(f"nll {nll.shape} must hold (..., N) losses for the same N >= 1 tokens as "
+                         f"nll_base {nll_base.shape}")
+    return nll, nll_base
+
+
+def perplexity_change_interval(nll, nll_base, *, n_boot=1000, block=16, level=0.95, seed=0):
+    r"""A bootstrap interval for :func:`perplexity_change`, resampling the tokens in blocks.
+
+    Neighbouring tokens are not independent, so the tokens are drawn in runs of
+    ``block`` consecutive positions (a moving-block bootstrap): ``n_boot``
+    resampled texts of ``N`` tokens each, the same tokens for the ablated and
+    the whole model (the comparison is paired). The interval holds the middle
+    ``level`` of the resampled changes.
+
+    Parameters
+    ----------
+    nll : array_like, shape (..., N)
+    nll_base : array_like, shape (N,)
+    n_boot, block : int
+    level : float in (0, 1)
+    seed : int
+
+    Returns
+    -------
+    ndarray, shape (..., 2)
+        Lower and upper end, in per cent.
+    """
+    nll, nll_base = _paired_losses(nll, nll_base)
+    n_boot = check_positive_int(n_boot, "n_boot")
+    N = nll_base.shape[0]
+    block = min(check_positive_int(block, "block"), N)
+    level = check_number(level, "level", low=0.0, high=1.0, low_open=True)
+    if level == 1:
+        raise ValueError("level must be below 1: a bootstrap interval cannot hold every resampled value")
+    rng = np.random.default_rng(check_count(seed, "seed"))
+    n_blocks = -(-N // block)  # ceil(N / block)
+    starts = rng.integers(0, N - block + 1, size=(n_boot, n_blocks))  # (n_boot, n_blocks)
+    picks = (starts[..., None] + np.arange(block)).reshape(n_boot, -1)[:, :N]  # (n_boot, N) token indices
+    counts = np.zeros((n_boot, N))
+    np.add.at(counts, (np.arange(n_boot)[:, None], picks), 1.0)  # how often each token was drawn
+    diff = nll - nll_base  # (..., N)
+    changes = 100 * np.expm1(diff @ counts.T / N)  # (..., N) @ (N, n_boot) -> (..., n_boot)
+    tail = (1 - level) / 2
+    return np.moveaxis(np.quantile(changes, [tail, 1 - tail], axis=-1), 0, -1)  # (2, ...) -> (..., 2)
 
 
 def value_norms(V_heads, W_O, h):
@@ -454,3 +583,55 @@ def ablation_summary(damage, *, n_top=5, small=0.0):
     helpful = [k for k in np.argsort(damage, axis=None, kind="stable") if damage.flat[k] < 0]
     return AblationSummary(median=float(median), top=pairs(order[:n_top]), helpful=pairs(helpful),
                            share_small=float((damage < small).mean()))
+
+
+def induction_scores(A, period):
+    r"""How much each head looks at the token after the current token's earlier copy: -> (L, h).
+
+    ``A`` holds the attention weights of a text whose tokens repeat with period
+    ``p``: token ``t`` equals token ``t - p`` for every ``t >= p``. Query ``t`` of
+    the repeat finds its earlier copy at ``t - p``; the token that came next
+    then sits at ``t - p + 1``. An induction head looks there. Its score is the
+    mean weight there over the :math:`T - p` queries of the repeat,
+
+    .. math:: \operatorname{score} = \frac{1}{T - p} \sum_{t=p}^{T-1} a_{t,\,t-p+1},
+
+    averaged over every leading (batch) axis too. A head that spreads its
+    weight evenly over the keys a causal mask allows scores
+    :math:`\frac{1}{T-p}\sum_{t=p}^{T-1} \frac{1}{t+1}`.
+
+    Parameters
+    ----------
+    A : array_like, shape (..., L, h, T, T)
+        Attention weights: ``L`` layers of ``h`` heads; every row sums to 1.
+    period : int
+        ``p``, the length of the part that repeats, from 1 to ``T - 1``.
+
+    Returns
+    -------
+    ndarray, shape (L, h)
+
+    Examples
+    --------
+    >>> A = np.zeros((1, 1, 4, 4))
+    >>> A[0, 0, :, 0] = 1.0                      # every query looks at the first token ...
+    >>> A[0, 0, 3] = [0.0, 0.5, 0.5, 0.0]        # ... but the last one, half on the token after its copy
+    >>> induction_scores(A, period=2)            # queries 2 and 3 score 0.0 and 0.5
+    array([[0.25]])
+    """
+    A = _self_attention(A)
+    check_ndim(A, "A", 4, "(..., L, h, T, T)")
+    if A.size == 0:
+        raise ValueError(f"A is empty (shape {A.shape}); it needs at least one layer, head and text")
+    T = A.shape[-1]
+    period = check_positive_int(period, "period")
+    if period >= T:
+        raise ValueError(f"period={period} leaves no repeat in A of shape {A.shape}: it must be from 1 "
+                         f"to T - 1 = {T - 1}")
+    t = np.arange(period, T)  # the queries of the repeat
+    on_next = A[..., t, t - period + 1]  # (..., L, h, T, T) -> (..., L, h, T-p)
+    per_head = on_next.mean(axis=-1)  # (..., L, h)
+    return per_head.reshape(-1, *A.shape[-4:-2]).mean(axis=0)  # (B, L, h) -> (L, h)
+
+
+__all__ += ["induction_scores"]
