@@ -6,7 +6,11 @@ r"""What a head of width ``d_k`` can express: target patterns, the rank floor, a
   matrix whose softmax is a given pattern, so the least ``d_k`` that can
   produce it exactly.
 * **fits** (:func:`fit_scores`, :func:`kl_rows`): the best pattern a head of
-  width ``d_k`` reaches for a target, found by optimisation over ``Q`` and ``K``.
+  width ``d_k`` reaches for a target, found by optimisation over ``Q`` and ``K``,
+  with or without a causal mask.
+* **under a causal mask** (:func:`target_causal_diagonal`,
+  :func:`causal_width_one_head`): a target that a head of width 1 cannot
+  reach exactly but can approach as closely as we like.
 
 In this module the scores are ``Q Kᵀ`` with no division by :math:`\sqrt{d_k}`.
 The factor only rescales ``Q``, so a head that divides by it reaches exactly
@@ -21,18 +25,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import check_count, check_ndim, check_number, check_positive_int, check_prob_rows
+from ._validate import (check_causal, check_count, check_flag, check_ndim, check_number, check_positive_int,
+                        check_prob_rows)
 from .attention import softmax
 from .fitting import kl_divergence
 
 __all__ = [
     "CentredLogSpectrum",
     "ScoreFit",
+    "causal_width_one_head",
     "centred_log_spectrum",
     "clear_fit_cache",
     "fit_scores",
     "kl_rows",
     "score_rank_floor",
+    "target_causal_diagonal",
     "target_diagonal",
     "target_first_token",
     "target_distance_band",
@@ -186,13 +193,85 @@ def target_random(n, *, seed=0, concentration=1.0):
     return A
 
 
+def target_causal_diagonal(n, on=0.8, off=0.1):
+    """"Attend to yourself" under a causal mask: ``on`` on the diagonal, ``off`` on each earlier key.
+
+    Row ``r`` sees keys ``0 .. r`` only; its weights are normalised over
+    those keys, and the later keys get exactly 0.
+
+    Examples
+    --------
+    >>> target_causal_diagonal(3).round(3)
+    array([[1.   , 0.   , 0.   ],
+           [0.111, 0.889, 0.   ],
+           [0.1  , 0.1  , 0.8  ]])
+    """
+    n = check_positive_int(n, "n")
+    on, off = _positive(on, "on"), _positive(off, "off")
+    A = np.tril(np.full((n, n), off))
+    np.fill_diagonal(A, on)
+    return A / A.sum(axis=1, keepdims=True)
+
+
+def causal_width_one_head(n, t, on=0.8, off=0.1):
+    r"""A head of width 1 that approaches :func:`target_causal_diagonal` as ``t`` grows.
+
+    Keys :math:`k_j = t^j` and queries :math:`q_0 = 0`,
+    :math:`q_r = \log(\mathrm{on}/\mathrm{off}) / (k_r - k_{r-1})`. In row ``r``
+    the score gap between the token itself and key ``j < r`` is then
+    :math:`\log(\mathrm{on}/\mathrm{off})\,(t^r - t^j) / (t^r - t^{r-1})`,
+    which tends to :math:`\log(\mathrm{on}/\mathrm{off})`, the target's gap, as
+    :math:`t \to \infty`. The scores of the masked entries (``j > r``) grow
+    without bound on the way.
+
+    Parameters
+    ----------
+    n : int
+        Number of tokens.
+    t : float
+        Ratio of neighbouring keys, above 1.
+
+    Returns
+    -------
+    q, k : ndarray, shape (n,) each
+        The head's one query and one key per token (``d_k = 1``).
+
+    Examples
+    --------
+    >>> q, k = causal_width_one_head(3, 10.0)
+    >>> k
+    array([  1.,  10., 100.])
+    >>> (q / np.log(8)).round(4)                 # log 8 / (10 - 1), log 8 / (100 - 10)
+    array([0.    , 0.1111, 0.0111])
+    """
+    n = check_positive_int(n, "n")
+    t = check_number(t, "t", low=1.0, low_open=True)
+    on, off = _positive(on, "on"), _positive(off, "off")
+    k = t ** np.arange(n, dtype=float)  # (n,)
+    q = np.zeros(n)
+    q[1:] = np.log(on / off) / np.diff(k)  # (n - 1,)
+    return q, k
+
+
 # ================================================================ the floor
-def _as_target(A, name="target"):
-    """A (T, S) matrix of positive weights whose rows sum to 1, with T >= 1."""
-    A = check_prob_rows(A, name, ndim=2, legend="(T, S)", positive=True)
+def _as_target(A, name="target", *, causal=False):
+    """A (T, S) matrix of weights whose rows sum to 1, with T >= 1.
+
+    Every weight is above 0; with ``causal``, every weight on or below the
+    diagonal is above 0 and every weight above it is exactly 0.
+    """
+    A = check_prob_rows(A, name, ndim=2, legend="(T, S)", positive=not causal)
     check_ndim(A, name, 2, "(T, S)", exact=True)
     if A.shape[0] == 0:
         raise ValueError(f"{name} has no rows (shape {A.shape}); it needs at least one query")
+    if check_causal(causal, *A.shape):
+        allowed = np.tril(np.ones(A.shape, dtype=bool))
+        if (A[~allowed] != 0).any():
+            raise ValueError(f"with causal=True, {name} (shape {A.shape}) must be 0 above the diagonal: "
+                             "a query cannot see later keys")
+        if (A[allowed] <= 0).any():
+            raise ValueError(f"with causal=True, every weight of {name} (shape {A.shape}) on or below the "
+                             "diagonal must be above 0")
     return A
 
 
@@ -204,10 +283,11 @@ def score_rank_floor(A, *, tol=None):
 
     .. math:: \operatorname{rank}\big(\log A\,(I - J/n)\big)
 
-    with ``J`` the ``n x n`` matrix of ones. It is ``rank(log A) - 1`` or
-    ``rank(log A)``: the theorem's bound ``rank(log A) - 1`` is reached only
-    when the all-ones row lies in the row space of ``log A``. A head of width
-    ``d_k`` produces ``A`` exactly if and only if ``d_k`` is at least the floor.
+    with ``J`` the ``n x n`` matrix of ones. It is ``rank(log A) - 1`` when
+    the all-ones row lies in the row space of ``log A`` (equivalently: every
+    ``x`` with ``log A @ x = 0`` has ``sum(x) = 0``), and ``rank(log A)``
+    otherwise. A head of width ``d_k``, with ``Q`` and ``K`` free, produces
+    ``A`` exactly if and only if ``d_k`` is at least the floor.
 
     Parameters
     ----------
@@ -279,11 +359,13 @@ def centred_log_spectrum(A, *, tol=None):
     return CentredLogSpectrum(singular_values=sv, tol=float(tol), floor=int(np.sum(sv > tol)))
 
 
-def kl_rows(target, weights):
+def kl_rows(target, weights, *, causal=False):
     r"""KL divergence of each row: :math:`\sum_j A_{rj} (\log A_{rj} - \log W_{rj})`.
 
     The target's rows and shape are checked here; the divergence itself is
     :func:`mha.fitting.kl_divergence` (rounding below zero is clipped to 0 there).
+    With ``causal``, the target is 0 above the diagonal (see :func:`fit_scores`)
+    and those entries count as 0.
 
     Examples
     --------
@@ -291,7 +373,7 @@ def kl_rows(target, weights):
     >>> kl_rows(A, A)
     array([0., 0., 0.])
     """
-    A = _as_target(target)
+    A = _as_target(target, causal=causal)
     W = check_prob_rows(weights, "weights", ndim=2, legend="(T, S)")
     if W.shape != A.shape:
         raise ValueError(f"weights must have the target's shape {A.shape}, got {W.shape}")
@@ -303,13 +385,23 @@ def _log_softmax(S):
     return S - m - np.log(np.exp(S - m).sum(axis=1, keepdims=True))
 
 
-def _loss_and_grad(x, A, log_A, d_k):
-    """Summed KL(A ‖ softmax(Q Kᵀ)) and its gradient in (Q, K), packed in one vector."""
+def _masked_log_softmax(S, allowed):
+    """Log-weights of the allowed entries of ``S``; masked entries get ``-inf``."""
+    return _log_softmax(np.where(allowed, S, -np.inf))  # (T, S)
+
+
+def _row_kl(A, log_A, log_W, allowed):
+    """KL of each row, summed over the allowed entries only (0 log 0 counts as 0)."""
+    return np.sum(A * np.where(allowed, log_A - log_W, 0.0), axis=1)  # (T, S) -> (T,)
+
+
+def _loss_and_grad(x, A, log_A, d_k, allowed):
+    """Summed KL(A ‖ softmax(Q Kᵀ)) over the allowed entries and its gradient in (Q, K), in one vector."""
     T, S = A.shape
     Q, K = x[:T * d_k].reshape(T, d_k), x[T * d_k:].reshape(S, d_k)
-    log_W = _log_softmax(Q @ K.T)  # (T, d_k) @ (d_k, S) -> (T, S)
-    G = np.exp(log_W) - A  # d loss / d scores, (T, S)
-    loss = float(np.sum(A * (log_A - log_W)))
+    log_W = _masked_log_softmax(Q @ K.T, allowed)  # (T, d_k) @ (d_k, S) -> (T, S)
+    G = np.exp(log_W) - A  # d loss / d scores, 0 where masked, (T, S)
+    loss = float(_row_kl(A, log_A, log_W, allowed).sum())
     return loss, np.concatenate([(G @ K).ravel(), (G.T @ Q).ravel()])  # (T, d_k), (S, d_k)
 
 
@@ -378,7 +470,7 @@ class ScoreFit:
     scores : ndarray, shape (T, S)
         ``Q Kᵀ``, not divided by :math:`\sqrt{d_k}` (that factor would only rescale ``Q``).
     weights : ndarray, shape (T, S)
-        ``softmax(scores)`` along each row.
+        ``softmax(scores)`` along each row (0 on the masked entries if ``causal``).
     kl_rows : ndarray, shape (T,)
         KL(target row ‖ weights row).
     kl : float
@@ -388,7 +480,11 @@ class ScoreFit:
     iterations : int
         L-BFGS iterations of the winning start.
     start_kls : tuple of float
-        The KL each start ended at (the first start is the spectral one).
+        The KL each start ended at (with ``spectral``, the first start is the spectral one).
+    spectral : bool
+        Whether the first start was the spectral one.
+    causal : bool
+        Whether each query saw only itself and the keys before it.
     """
 
     target: np.ndarray
@@ -402,6 +498,8 @@ class ScoreFit:
     singular_values: np.ndarray
     iterations: int
     start_kls: tuple
+    spectral: bool = True
+    causal: bool = False
 
 
 def _readonly(*arrays):
@@ -409,16 +507,24 @@ def _readonly(*arrays):
         a.setflags(write=False)
 
 
+def _filled_log(A, allowed):
+    """log A on the allowed entries; each masked entry gets its row's mean over the allowed ones."""
+    log_A = np.log(np.where(allowed, A, 1.0))  # (T, S)
+    row_mean = log_A.sum(axis=1, keepdims=True) / allowed.sum(axis=1, keepdims=True)  # (T, 1)
+    return np.where(allowed, log_A, row_mean)
+
+
 @functools.lru_cache(maxsize=512)
-def _fit_cached(raw, shape, d_k, seed, restarts):
+def _fit_cached(raw, shape, d_k, seed, restarts, spectral, causal):
     A = np.frombuffer(raw, dtype=np.float64).reshape(shape).copy()
-    log_A = np.log(A)
+    allowed = np.tril(np.ones(shape, dtype=bool)) if causal else np.ones(shape, dtype=bool)
+    log_A = _filled_log(A, allowed)
     rng = np.random.default_rng(seed)
     size = (shape[0] + shape[1]) * d_k
     best, kls = None, []
-    for k in range(restarts + 1):
-        x0 = _spectral_start(log_A, d_k) if k == 0 else rng.standard_normal(size)
-        x, loss, it = _minimise(lambda v: _loss_and_grad(v, A, log_A, d_k), x0)
+    for k in range(restarts + spectral):
+        x0 = _spectral_start(log_A, d_k) if spectral and k == 0 else rng.standard_normal(size)
+        x, loss, it = _minimise(lambda v: _loss_and_grad(v, A, log_A, d_k, allowed), x0)
         kls.append(max(loss, 0.0))
         if best is None or loss < best[1]:
             best = (x, loss, it)
@@ -427,16 +533,18 @@ def _fit_cached(raw, shape, d_k, seed, restarts):
     x, _, it = best
     Q, K = x[:shape[0] * d_k].reshape(shape[0], d_k), x[shape[0] * d_k:].reshape(shape[1], d_k)
     scores = Q @ K.T  # (T, d_k) @ (d_k, S) -> (T, S)
-    weights = softmax(scores, axis=-1)
     # From log-softmax, not log(weights): a fitted weight may underflow to 0 where the target is tiny.
-    per_row = np.maximum(np.sum(A * (log_A - _log_softmax(scores)), axis=1), 0.0)
+    log_W = _masked_log_softmax(scores, allowed)  # (T, S)
+    weights = np.exp(log_W)
+    per_row = np.maximum(_row_kl(A, log_A, log_W, allowed), 0.0)
     sv = np.linalg.svd(scores, compute_uv=False)
     _readonly(A, Q, K, scores, weights, per_row, sv)
     return ScoreFit(target=A, d_k=d_k, Q=Q, K=K, scores=scores, weights=weights, kl_rows=per_row,
-                    kl=float(per_row.sum()), singular_values=sv, iterations=it, start_kls=tuple(kls))
+                    kl=float(per_row.sum()), singular_values=sv, iterations=it, start_kls=tuple(kls),
+                    spectral=spectral, causal=causal)
 
 
-def fit_scores(target, d_k, *, seed=0, restarts=4):
+def fit_scores(target, d_k, *, seed=0, restarts=4, spectral=True, causal=False):
     r"""Fit a head of width ``d_k`` to a target attention pattern.
 
     Minimises, over ``Q`` (T, d_k) and ``K`` (S, d_k),
@@ -446,9 +554,13 @@ def fit_scores(target, d_k, *, seed=0, restarts=4):
 
     with L-BFGS and the analytic gradient :math:`(W - A) K` for ``Q`` and
     :math:`(W - A)^\top Q` for ``K``, where :math:`W = \operatorname{softmax}(Q K^\top)`.
-    The first start is spectral (the best rank-``d_k`` approximation of the
-    row-centred ``log A``), then ``restarts`` seeded random starts; the best
-    end point wins. Results are cached, and the returned arrays are read-only.
+    With ``causal``, row ``r`` of the softmax sees keys ``0 .. r`` only
+    (the others get weight 0) and the sum runs over those keys.
+    With ``spectral``, the first start is the best rank-``d_k`` approximation
+    of the row-centred ``log A`` (under a causal mask, each hidden entry is
+    first set to its row's mean); then come ``restarts`` seeded random starts,
+    and the best end point wins. Results are cached, and the returned arrays
+    are read-only.
 
     Parameters
     ----------
@@ -459,7 +571,14 @@ def fit_scores(target, d_k, *, seed=0, restarts=4):
     seed : int
         Seed of the random starts.
     restarts : int
-        Number of random starts after the spectral one.
+        Number of random starts after the spectral one. At least 1 without it.
+    spectral : bool
+        Start from the spectral approximation first. At ``d_k`` at or above the
+        floor that start is already an exact fit; ``False`` gives a fit that
+        owes nothing to it.
+    causal : bool
+        Mask each query from the keys after it. The target must then be 0
+        above the diagonal and above 0 on and below it.
 
     Returns
     -------
@@ -473,11 +592,15 @@ def fit_scores(target, d_k, *, seed=0, restarts=4):
     >>> fit_scores(A, d_k=2).kl < 1e-9        # d_k = n - 1: reached
     True
     """
-    A = _as_target(target)
+    causal, spectral = check_flag(causal, "causal"), check_flag(spectral, "spectral")
+    A = _as_target(target, causal=causal)
     d_k = check_positive_int(d_k, "d_k")
     seed = check_count(seed, "seed")
     restarts = check_count(restarts, "restarts")
-    return _fit_cached(np.ascontiguousarray(A, dtype=np.float64).tobytes(), A.shape, d_k, seed, restarts)
+    if not spectral and restarts == 0:
+        raise ValueError("spectral=False needs restarts >= 1: with neither, there is no start to fit from")
+    return _fit_cached(np.ascontiguousarray(A, dtype=np.float64).tobytes(), A.shape, d_k, seed, restarts,
+                       spectral, causal)
 
 
 def clear_fit_cache():
