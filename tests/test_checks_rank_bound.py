@@ -56,3 +56,32 @@ def test_floor_distance_accepts_the_floor_in_any_numeric_form():
 def test_floor_distance_names_mistakes(answer, words):
     v = check("ex-floor-distance", answer)
     assert v.status == "wrong" and words in v.message, v.message
+
+
+# ---------------------------------------------------------------- ex-causal-leaders
+def test_causal_leaders_accepts_the_reference_and_other_heads():
+    k = np.arange(5.0)
+    assert status("ex-causal-leaders", (10 * np.ones(5), k)) == "correct"
+    assert status("ex-causal-leaders", [list(-10 * np.ones(5)), list(-k)]) == "correct"  # both signs flipped
+    assert status("ex-causal-leaders", (np.full((5, 1), 3.0), k[:, None])) == "correct"  # columns of a d_k = 1 head
+
+
+@pytest.mark.parametrize("answer, words", [
+    ((np.ones(5), np.arange(5.0)), "gaps between the scores are too small"),
+    ((10 * np.ones(5), -np.arange(5.0)), "row 1, token 0 scores at least as much"),
+    ((np.zeros(5), np.arange(5.0)), "row 1, token 0 scores at least as much"),
+    ((10 * np.ones(5), np.ones(5)), "row 1, token 0"),
+    ((np.ones(4), np.arange(4.0)), "5 in all"),
+    ((1e200 * np.ones(5), 1e200 * np.arange(5.0)), "too large"),
+    (np.arange(5.0), "should be a pair"),
+    (("q", "k"), "text"),
+    ((np.full(5, np.nan), np.arange(5.0)), "NaN"),
+])
+def test_causal_leaders_names_mistakes(answer, words):
+    v = check("ex-causal-leaders", answer)
+    assert v.status == "wrong" and words in v.message, v.message
+
+
+@pytest.mark.parametrize("junk", [None, ..., {}, "answer", 3, [[1, 2], [3]], (..., np.arange(5))])
+def test_causal_leaders_survives_junk(junk):
+    assert status("ex-causal-leaders", junk) != "correct"

@@ -4,6 +4,9 @@
   softmax(S) = A and rank(S) = n - 1, for targets whose log has full rank.
 * ``ex-floor-distance`` (numeric): the least d_k that reaches the band by
   distance, e^(-|i - j|), for n = 6 tokens (predicted, then checked in the explorer).
+* ``ex-causal-leaders`` (numeric): one query and one key per token (d_k = 1)
+  such that, under a causal mask, every one of 5 tokens puts at least 0.9 of
+  its weight on itself.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..attention import softmax as _softmax
-from .core import answer_array, call_learner, checker, entry_names, one_number, wrong
+from .core import answer_array, call_learner, checker, entry_names, one_number, pair, wrong
 
 
 def _self_target(n, p):
@@ -85,3 +88,52 @@ def floor_distance_check(answer):
     wrong(f"not {d_k}. Count the singular values of the centred log-target above rounding (the explorer's "
           "blue bars), or fit heads of each width and see where the error reaches 0.")
 
+
+
+#: ``ex-causal-leaders``: the number of tokens, and the least weight each token must put on itself.
+CAUSAL_N, CAUSAL_SELF = 5, 0.9
+
+
+def _one_per_token(value, what):
+    arr = answer_array(value, what, entry=entry_names("token"))
+    if arr.shape in ((CAUSAL_N, 1), (1, CAUSAL_N)):
+        arr = arr.ravel()
+    if arr.shape != (CAUSAL_N,):
+        wrong(f"{what} should hold one number per token, {CAUSAL_N} in all (d_k = 1); got shape {arr.shape}.")
+    return arr
+
+
+def causal_weights(q, k):
+    """Weights of a width-1 head under a causal mask: row r is softmax(q_r k_0, ..., q_r k_r), then zeros."""
+    n = len(q)
+    scores = np.where(np.tril(np.ones((n, n), dtype=bool)), np.outer(q, k), -np.inf)  # (n, n)
+    return _softmax(scores)
+
+
+@checker("ex-causal-leaders", kind="numeric")
+def causal_leaders(answer):
+    """Under a causal mask, a head of width 1 whose every token puts at least 0.9 of its weight on itself."""
+    q, k = pair(answer, "your answer", "(q, k)")
+    q, k = _one_per_token(q, "q"), _one_per_token(k, "k")
+    with np.errstate(over="ignore", invalid="ignore"):
+        scores = np.outer(q, k)
+    if not np.isfinite(scores).all():
+        wrong("some scores q_r k_j are too large to compute. Much smaller numbers are enough: "
+              "a gap of 3 between two scores already gives a ratio of e^3, about 20.")
+    W = causal_weights(q, k)
+    own = np.diag(W)
+    short = [r for r in range(CAUSAL_N) if own[r] < CAUSAL_SELF]
+    if not short:
+        return (f"every token puts at least {CAUSAL_SELF} of its weight on itself. Without the mask, only the "
+                "tokens with the largest and the smallest key could lead a row (Theorem 1); the mask lets "
+                "each row see only a prefix, and in each prefix the token itself can hold the largest key.")
+    r = short[0]
+    beaten = [j for j in range(r) if scores[r, j] >= scores[r, r]]
+    if beaten:
+        j = beaten[0]
+        wrong(f"in row {r}, token {j} scores at least as much as token {r} itself "
+              f"(q_{r} k_{j} >= q_{r} k_{r}). Row {r} sees tokens 0 to {r}. With q_{r} > 0, which of "
+              f"the keys it sees must be the largest?")
+    wrong(f"in row {r}, token {r} has the highest score but only {own[r]:.3f} of the weight. The order is "
+          "right; the gaps between the scores are too small. How does the weight change if you multiply "
+          "the queries by 10?")
