@@ -42,11 +42,11 @@ def _concat_cases():
     A, Vh = s.weights, s.V_heads
     by2 = mha.softmax(s.scores / 2.0) @ Vh
     return [
-        (s.concat[0], "row 1 of the concatenation"),
-        (s.concat[2], "row 3 of the concatenation"),
+        (s.concat[0], "row 0 of the concatenation"),
+        (s.concat[2], "row 2 of the concatenation"),
         (np.concatenate([s.head_outputs[1, 1], s.head_outputs[0, 1]]), "wrong order"),
         (np.concatenate([A[0, 1] @ Vh[1], A[1, 1] @ Vh[0]]), "other head's value slice"),
-        (np.concatenate([A[0, :, 1] @ Vh[0], A[1, :, 1] @ Vh[1]]), "column 2"),
+        (np.concatenate([A[0, :, 1] @ Vh[0], A[1, :, 1] @ Vh[1]]), "column 1 of each weight matrix"),
         (np.concatenate([by2[0, 1], by2[1, 1]]), "sqrt(2)"),
         (s.output[1], "after W_O"),
         (s.concat[1, :2], "expected shape"),
@@ -61,7 +61,7 @@ def test_concat_row_names_mistakes(case):
 
 
 @pytest.mark.parametrize("cols, phrase", [
-    ([1, 2], "counts columns from 0"),
+    ([1, 2], "counts columns from 0, as Python"),
     ([2, 3], "columns of head 2"),
     ([0, 2], "neighbouring columns"),
     ([0.0, 1.0], "whole numbers"),
@@ -79,9 +79,9 @@ def test_concat_row_checks_columns(cols, phrase):
 def test_shapes_reference():
     ref = shapes_512()
     assert ref["Q"] == (10, 512) and ref["Q_i"] == (10, 64) and ref["concat"] == (10, 512)
-    assert (ref["h_enters"], ref["h_leaves"]) == ("split", "concatenate")
+    assert (ref["h_enters"], ref["h_gone"]) == ("split", "concatenate")
     assert _status("ex-shapes-512", ref).ok
-    loose = {**ref, "Q": [10, 512], "h_enters": " Split", "h_leaves": "concat"}
+    loose = {**ref, "Q": [10, 512], "h_enters": " Split", "h_gone": "concat"}
     assert _status("ex-shapes-512", loose).ok
 
 
@@ -95,9 +95,12 @@ def test_shapes_reference():
     ({"concat": (10, 64)}, "side by side"),
     ({"h_enters": "project"}, "never hears of h"),
     ({"h_enters": "attend"}, "first step"),
-    ({"h_leaves": "output"}, "Where did the head axis go"),
-    ({"h_leaves": "W_O"}, "Where did the head axis go"),
-    ({"h_leaves": "somewhere"}, "use one of"),
+    ({"h_gone": "output"}, "one stage earlier"),
+    ({"h_gone": "W_O"}, "one stage earlier"),
+    ({"h_gone": "attend"}, "still has the head axis in front"),
+    ({"h_gone": "split"}, "first stage after 'h_enters'"),
+    ({"h_gone": "project"}, "no head axis yet"),
+    ({"h_gone": "somewhere"}, "use one of"),
     ({"h_enters": 3}, "stage names"),
     ({"Q": 512}, "should be a shape"),
     ({"Q": (10.5, 512)}, "whole numbers"),
@@ -110,7 +113,7 @@ def test_shapes_names_mistakes(edit, phrase):
 
 def test_shapes_depend_on_the_arguments():
     ref = shapes_512(n_tokens=3, d_model=12, h=3)
-    assert ref["Q_i"] == (3, 4) and ref["h_enters"] == "split" and ref["h_leaves"] == "concatenate"
+    assert ref["Q_i"] == (3, 4) and ref["h_enters"] == "split" and ref["h_gone"] == "concatenate"
 
 
 # ----------------------------------------------------------------------------- split_heads

@@ -188,3 +188,19 @@ def test_frame_stack_bad_input(pictures, labels, start, error, words):
 
 def test_frame_stack_is_a_vbox():
     assert isinstance(stack_of(1), ipywidgets.VBox)
+
+
+def test_frame_stack_tells_the_page_the_slider_s_name_and_value_texts():
+    import html as html_lib
+    import re
+
+    box = stack_of(3, start=1, value_texts=["h = 1", "h = 2", "h = <3> & \"4\""])
+    intro = box.children[0].value
+    found = re.search(r'<span class="mha-slider-text" hidden data-name="([^"]*)" data-values="([^"]*)"></span>',
+                      intro)
+    assert found and html_lib.unescape(found[1]) == "stop"
+    assert json.loads(html_lib.unescape(found[2])) == ["h = 1", "h = 2", "h = <3> & \"4\""]
+    default = stack_of(2).children[0].value  # without value_texts: the labels
+    assert json.loads(html_lib.unescape(re.search(r'data-values="([^"]*)"', default)[1])) == ["0", "1"]
+    with pytest.raises(ValueError, match="value_texts must say each of the 3 stops, got 2"):
+        stack_of(3, value_texts=["a", "b"])

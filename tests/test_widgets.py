@@ -103,10 +103,64 @@ def test_dk_sweep_captions_follow_the_floor(built):
     assert all("is reached" in c and "≈ 0" in c for c in captions[2:])
 
 
-def test_h_sweep_captions_name_the_mixed_tokens(built):
-    captions = [c for _, c in frames(built["h"])]
+def test_h_sweep_captions_name_the_misplaced_tokens(built):
+    captions = [c for _, c in frames(built["h"])]  # d = 12, T = 4: h = 1, 2, 3, 4, 6, 12
     assert "both ways of splitting agree" in captions[0]
-    assert "head 1 columns 0-5" in captions[1] and "the, the, cat, cat" in captions[1]
+    # h < T: head 1 holds two tokens, two positions each
+    assert "head 1 gets columns 0 to 5" in captions[1]
+    assert "positions 0 and 1 hold numbers of “the” and positions 2 and 3 numbers of “cat”" in captions[1]
+    assert "nothing of “sat” and “down” reaches head 1" in captions[1]
+    # h = T and h > T: head 1 holds pieces of "the" only; nothing is mixed within a position
+    for c in captions[3:]:
+        assert "positions 0 to 3 all hold numbers of “the”" in c
+        assert "nothing of “cat”, “sat” and “down” reaches head 1" in c
+    assert "head 1 gets column 0;" in captions[5] and "columns 0-0" not in captions[5]
+    assert not any("mixed" in c or "-" in c.split("Right split")[-1].split("Wrong")[0] for c in captions)
+
+
+@pytest.mark.parametrize("T, d", [(4, 12), (3, 4), (2, 4), (5, 10), (1, 6)])
+def test_h_sweep_captions_match_the_traced_split(T, d):
+    """Every caption's claim about head 1 under the wrong reshape is read off split_trace."""
+    tokens = tuple(f"w{i}" for i in range(T))
+    layer = mha.examples.random_layer(tokens, d, seed=0)
+    for frame in split_trace.h_sweep_frames(layer):
+        caption = widgets._h_caption(frame, tokens)
+        held = frame.wrong.token[0, :, 0]
+        if T == 1 or frame.h == 1:
+            assert "both ways of splitting agree" in caption
+            continue
+        assert held[0] == 0 and (held[1:] != np.arange(1, T)).all()  # what the caption then says
+        assert "other than" in caption
+        for t in set(range(T)) - set(frame.wrong.token[0].ravel().tolist()):
+            assert f"“{tokens[t]}”" in caption.split("nothing of")[1]
+        if frame.h >= T:
+            assert f"all hold numbers of “{tokens[0]}”" in caption or f"both hold numbers of “{tokens[0]}”" in caption
+
+
+def test_sliders_carry_a_name_and_their_value_as_text(built):
+    import html as html_lib
+    import re
+
+    expected = {"q": ("query q", "q = +0.00"), "h": ("heads h", "h = 2, head width d_k = 6"),
+                "dk": ("head width d_k", "d_k = 1")}
+    for name, (label, start_text) in expected.items():
+        intro, slider, _ = parts(built[name])
+        found = re.search(r'class="mha-slider-text" hidden data-name="([^"]*)" data-values="([^"]*)"', intro.value)
+        assert found, intro.value
+        assert html_lib.unescape(found[1]) == label == slider.description
+        values = json.loads(html_lib.unescape(found[2]))
+        assert len(values) == len(slider.options) and values[slider.index] == start_text
+
+
+def test_q_sweep_shows_scores_not_the_curves_of_chapter_07(built):
+    painter = widgets._QPainter(np.array([2.0, 0.0, 1.0]), ("I", "love", "LLMs"))
+    ax_s, ax_w = painter.fig.axes
+    assert not ax_s.lines[1:] and not ax_w.lines  # bars only (one zero line): no weight-against-q curves
+    assert not [t for t in ax_w.texts + ax_s.texts if "peaks" in t.get_text() or "0.95" in t.get_text()]
+    painter.draw_state(2.0, mha.width_one.q_sweep_weights(2.0, painter.keys))
+    assert [b.get_height() for b in painter.score_bars] == [4.0, 0.0, 2.0]
+    intro = parts(built["q"])[0].value
+    assert "more than 0.95 for q &lt; −2.99" in intro and "at most 0.333" in intro
 
 
 def test_no_pyplot_figures_are_left_open(built):
@@ -157,7 +211,7 @@ def test_h_sweep_live_takes_a_new_sentence():
     assert "h = 3" in caption.value
     first = bytes(image.value)
     sentence.value = "one two three"
-    assert bytes(image.value) != first and "one, one, one" in caption.value  # head 1 holds "one" thrice
+    assert bytes(image.value) != first and "positions 0 to 2 all hold numbers of “one”" in caption.value
     width.value = 4
     assert list(h.options) == [1, 2, 4]
 
@@ -197,7 +251,7 @@ def test_live_boxes_take_dollar_tokens():
     first = bytes(image.value)
     sentence.value = "$\\frac{$ $x^$ ok"
     h.value = 2
-    assert message.value == "" and bytes(image.value) != first and "$\\frac{$, $\\frac{$" in caption.value
+    assert message.value == "" and bytes(image.value) != first and "hold numbers of “$\\frac{$”" in caption.value
     box = widgets.q_sweep_live(tokens=MATH_TOKENS)
     _, keys, q, message, image, caption = box.children
     q.value = 1.0

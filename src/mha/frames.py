@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import html
 import io
+import json
 
 import ipywidgets as widgets
 from ipywidgets.widgets.widget_string import HTMLStyle
@@ -29,7 +30,7 @@ from PIL import Image as PILImage
 from ._validate import as_float_array, check_index, check_ndim, check_number, check_positive_int
 from .plotting import SEQUENTIAL, book_style, escape_math
 
-__all__ = ["FramePainter", "canvas_png", "caption_html", "frame_stack", "heatmap_frames"]
+__all__ = ["FramePainter", "canvas_png", "caption_html", "frame_stack", "heatmap_frames", "slider_text_html"]
 
 
 def canvas_png(canvas):
@@ -183,7 +184,24 @@ def _check_frames(frames, labels):
     return frames, labels
 
 
-def frame_stack(frames, labels, *, start, description, intro, dom_class):
+def slider_text_html(name, value_texts):
+    """A hidden note that tells the page's script how a screen reader should name a slider and its stops.
+
+    The slider that ipywidgets draws reports only the index of its stop
+    (``aria-valuenow`` and ``aria-valuetext`` say ``1`` when the stop reads
+    ``h = 2``), and its handle has no name. The book's ``mha-a11y.js`` reads this
+    note from the sweep's box and sets the handle's ``aria-label`` to ``name``
+    and its ``aria-valuetext`` to the text of the stop shown.
+
+    >>> slider_text_html("heads h", ["h = 1", "h = 2"])
+    '<span class="mha-slider-text" hidden data-name="heads h" data-values="[&quot;h = 1&quot;, &quot;h = 2&quot;]"></span>'
+    """
+    values = json.dumps([str(v) for v in value_texts], ensure_ascii=False)
+    return (f'<span class="mha-slider-text" hidden data-name="{html.escape(str(name))}" '
+            f'data-values="{html.escape(values)}"></span>')
+
+
+def frame_stack(frames, labels, *, start, description, intro, dom_class, value_texts=None):
     """A slider linked in the browser to a Stack of (picture, caption) frames.
 
     The slider's ``index`` is linked to the stack's ``selected_index`` with
@@ -206,6 +224,9 @@ def frame_stack(frames, labels, *, start, description, intro, dom_class):
         HTML shown above the slider.
     dom_class : str
         A CSS class for the whole box (the tests and the page find it by this).
+    value_texts : sequence of str, optional
+        What a screen reader says for each stop, e.g. ``"h = 2, d_k = 6"``
+        (default: the ``labels``); see :func:`slider_text_html`.
 
     Returns
     -------
@@ -215,6 +236,9 @@ def frame_stack(frames, labels, *, start, description, intro, dom_class):
     """
     frames, labels = _check_frames(frames, labels)
     start = check_index(start, "start", len(frames))
+    value_texts = labels if value_texts is None else [str(v) for v in value_texts]
+    if len(value_texts) != len(frames):
+        raise ValueError(f"value_texts must say each of the {len(frames)} stops, got {len(value_texts)} texts")
     shared = widgets.Layout()  # every frame's box and caption: one model on the page, not two per frame
     image_layout = widgets.Layout(max_width="100%", height="auto")
     caption_style = HTMLStyle(font_size="0.9em")
@@ -229,7 +253,8 @@ def frame_stack(frames, labels, *, start, description, intro, dom_class):
                                      style={"description_width": "initial"},
                                      layout=widgets.Layout(width="95%", max_width="40em"))
     widgets.jslink((slider, "index"), (stack, "selected_index"))
-    box = widgets.VBox([widgets.HTML(f"<p>{intro}</p>"), slider, stack])
+    note = slider_text_html(description, value_texts)
+    box = widgets.VBox([widgets.HTML(f"<p>{intro}</p>{note}"), slider, stack])
     box.add_class("mha-sweep")
     box.add_class(str(dom_class))
     return box

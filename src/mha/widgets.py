@@ -33,7 +33,7 @@ from matplotlib.figure import Figure
 
 from ._validate import as_float_array, check_counts, check_index, check_ndim, check_positive_int, check_prob_rows
 from .examples import RoleExample, WorkedExample, cat_sat_mat, random_layer
-from .frames import FramePainter, caption_html, canvas_png, frame_stack
+from .frames import FramePainter, caption_html, canvas_png, frame_stack, slider_text_html
 from .head_roles import read_roles, row_arithmetic
 from .plotting import OKABE_ITO, book_style, escape_math, heatmap, text_colour
 from .rank import fit_scores, target_diagonal
@@ -80,67 +80,75 @@ def _label(text):
 
 
 class _QPainter:
-    """One figure for the q sweep: the row's weights as bars, and every weight against q."""
+    """One figure for the q sweep: the row's scores ``q k_j`` and its weights, as bars that move with q.
+
+    The weights against every q are chapter 07's figure; the sweep shows the step before them
+    instead: the one number q stretches (or flips) the fixed row of keys into scores.
+    """
 
     def __init__(self, keys, tokens, q_range=(-5.0, 5.0)):
         self.keys = np.asarray(keys, dtype=float)
         n = self.keys.size
-        qs = np.linspace(*q_range, 241)
-        curves = q_sweep_weights(qs, self.keys)
         colours = [_colour(j) for j in range(n)]
+        reach = max(abs(q_range[0]), abs(q_range[1])) * max(np.abs(self.keys).max(), 1e-9)
+        names = [_label(f"{t}\nkey {_num(k, 'g')}") for t, k in zip(tokens, self.keys)]
         with book_style():
-            self.fig = Figure(figsize=(FIG_WIDTH, 2.8), layout="constrained")
-            ax_bar, ax = self.fig.subplots(1, 2, width_ratios=(1, 1.7))
-            self.bars = ax_bar.bar(range(n), np.zeros(n), color=colours)
-            self.values = [ax_bar.text(j, 0, "", ha="center", va="bottom", fontsize=9) for j in range(n)]
-            ax_bar.set_xticks(range(n), labels=[_label(f"{t}\nkey {k:g}") for t, k in zip(tokens, self.keys)])
-            ax_bar.set_ylim(0, 1.15)
-            ax_bar.set_ylabel("weight")
-            self.title = ax_bar.set_title("")
-            for j in range(n):
-                ax.plot(qs, curves[:, j], color=colours[j], lw=2, label=_label(tokens[j]))
-            ax.axhline(0.95, color="grey", lw=0.8, ls=":")
-            self._mark_facts(ax, tokens)
-            self.marker = ax.axvline(0.0, color="black", lw=1.2)
-            ax.set_xlim(*q_range)
-            ax.set_ylim(0, 1.05)
-            ax.set_xlabel("query q")
-            ax.set_title("every weight of the row against q")
-            ax.legend(loc="upper left", bbox_to_anchor=(0.0, 0.9), fontsize=8, framealpha=1)
+            self.fig = Figure(figsize=(FIG_WIDTH, 2.9), layout="constrained")
+            ax_s, ax_w = self.fig.subplots(1, 2)
+            self.score_bars = ax_s.bar(range(n), np.zeros(n), color=colours)
+            self.score_values = [ax_s.text(j, 0, "", ha="center", fontsize=9) for j in range(n)]
+            ax_s.axhline(0, color="grey", lw=0.8)
+            ax_s.set_xticks(range(n), labels=names)
+            ax_s.set_ylim(-1.25 * reach, 1.25 * reach)
+            ax_s.set_ylabel("score q × key")
+            ax_s.set_title("scores: q times each key", fontsize=10)
+            self.bars = ax_w.bar(range(n), np.zeros(n), color=colours)
+            self.values = [ax_w.text(j, 0, "", ha="center", va="bottom", fontsize=9) for j in range(n)]
+            ax_w.set_xticks(range(n), labels=names)
+            ax_w.set_ylim(0, 1.15)
+            ax_w.set_ylabel("weight")
+            ax_w.set_title("weights: the softmax of the scores", fontsize=10)
+            self.title = self.fig.suptitle("")
+        self.reach = reach
         self.draw_state(0.0, q_sweep_weights(0.0, self.keys))
-        self.painter = FramePainter(self.fig, [*self.bars, *self.values, self.title, self.marker])
-
-    def _mark_facts(self, ax, tokens):
-        """Thresholds of the extreme keys (weight 0.95) and peaks of the middle keys."""
-        for j, k in enumerate(self.keys):
-            if k in (self.keys.min(), self.keys.max()):
-                try:
-                    q_star = q_threshold(self.keys, j, 0.95)
-                except ValueError:  # a shared extreme key never reaches 0.95
-                    continue
-                side = "<" if k == self.keys.min() else ">"
-                ax.axvline(q_star, color=_colour(j), lw=1, ls="--")
-                ax.annotate(_label(f"{tokens[j]} > 0.95\nfor q {side} {_num(q_star, '.2f')}"), (q_star, 0.22),
-                            xytext=(-4 if side == "<" else 4, 0), textcoords="offset points",
-                            ha="right" if side == "<" else "left", fontsize=8, color="black")
-            else:
-                q_best, w_best = q_peak(self.keys, j)
-                ax.plot([q_best], [w_best], "o", color=_colour(j), ms=6, mec="black")
-                ax.annotate(_label(f"{tokens[j]} peaks at {w_best:.3f}\n(q = {_num(q_best, '.2f')})"), (q_best, w_best),
-                            xytext=(0, 10), textcoords="offset points", ha="center", fontsize=8)
+        self.painter = FramePainter(self.fig, [*self.score_bars, *self.score_values, *self.bars, *self.values,
+                                               self.title])
 
     def draw_state(self, q, weights):
+        pad = 0.04 * self.reach
+        for j, (bar, text, k) in enumerate(zip(self.score_bars, self.score_values, self.keys)):
+            score = q * k
+            bar.set_height(score)
+            text.set_position((j, score + (pad if score >= 0 else -pad)))
+            text.set_verticalalignment("bottom" if score >= 0 else "top")
+            text.set_text(_num(score, ".2f"))
         for j, (bar, text, w) in enumerate(zip(self.bars, self.values, weights)):
             bar.set_height(w)
             text.set_position((j, w + 0.01))
             text.set_text(f"{w:.2f}")
-        self.title.set_text(f"weights at q = {_num(q, '+.2f')}")
-        self.marker.set_xdata([q, q])
+        self.title.set_text(f"query q = {_num(q, '+.2f')}")
 
     def draw(self, q, weights):
         """Show the row at query ``q`` with its ``weights``; return PNG bytes."""
         self.draw_state(q, weights)
         return self.painter.png()
+
+
+def _q_facts(keys, tokens):
+    """The sweep's facts in words: where the extreme keys pass 0.95, and the best of a middle key."""
+    facts = []
+    for j, k in enumerate(keys):
+        if k in (keys.min(), keys.max()):
+            try:
+                q_star = q_threshold(keys, j, 0.95)
+            except ValueError:  # a shared extreme key never reaches 0.95
+                continue
+            side = "<" if k == keys.min() else ">"
+            facts.append(f"{tokens[j]} gets more than 0.95 for q {side} {_num(q_star, '.2f')}")
+        else:
+            q_best, w_best = q_peak(keys, j)
+            facts.append(f"{tokens[j]} gets at most {w_best:.3f} (at q = {_num(q_best, '.2f')})")
+    return "; ".join(facts)
 
 
 def _q_caption(q, weights, tokens, keys):
@@ -182,9 +190,11 @@ def q_sweep(keys=(2, 0, 1), tokens=("I", "love", "LLMs"), q_values=None):
     frames = [(painter.draw(q, w), _q_caption(q, w, tokens, keys)) for q, w in zip(q_values, weights)]
     intro = (f"A head of width d<sub>k</sub> = 1 with keys {html.escape(_fmt_keys(keys))} for "
              f"“{html.escape(' '.join(tokens))}”. Each score of a query's row is q times a key, so the "
-             "one number q sets the whole row. Move the slider (or use the arrow keys) to change q.")
+             f"one number q sets the whole row: {html.escape(_q_facts(keys, tokens))}. "
+             "Move the slider (or use the arrow keys) to change q.")
     return frame_stack(frames, [_num(q, "+.1f") for q in q_values], start=int(np.argmin(np.abs(q_values))),
-                        description="query q", intro=intro, dom_class="mha-q-sweep")
+                        description="query q", intro=intro, dom_class="mha-q-sweep",
+                        value_texts=[f"q = {_num(q, '+.2f')}" for q in q_values])
 
 
 def _check_stops(q_values):
@@ -280,7 +290,7 @@ class _HPainter:
                 ax.set_xticks(range(d), labels=[str(c) if c % every == 0 else "" for c in range(d)], fontsize=7)
                 ax.set_yticks(range(T), labels=[_label(t) for t in tokens])
                 ax.set_title(title, fontsize=10)
-                ax.set_xlabel("column of Q, K and V", fontsize=8)
+                ax.set_xlabel("column of Q, K and V (counted from 0)", fontsize=8)
                 lines = [ax.vlines(np.arange(1, d) - 0.5, -0.5, T - 0.5, color="white", lw=1),
                          ax.hlines(np.arange(1, T) - 0.5, -0.5, d - 0.5, color="white", lw=1)]
                 numbers = [ax.text(0, 0, "", ha="center", va="center", fontsize=8, fontweight="bold")
@@ -317,7 +327,8 @@ class _HPainter:
 
     @staticmethod
     def _held_text(rows):
-        return _label("head 1's rows hold: " + ", ".join(rows))
+        rows = list(rows)
+        return _label(f"head 1's positions 0 to {len(rows) - 1} hold numbers of: " + ", ".join(rows))
 
     def _show_split(self, image, numbers, split):
         image.set_data(split.owner)
@@ -353,17 +364,56 @@ class _HPainter:
         return self.painter.png()
 
 
+def _span(first, last, what):
+    """A span of 0-based indices in words: "column 3", "columns 0 and 1", "columns 0 to 5"."""
+    if first == last:
+        return f"{what} {first}"
+    return f"{what}s {first} {'and' if last == first + 1 else 'to'} {last}"
+
+
+def _columns(first, last):
+    return _span(first, last, "column")
+
+
+def _positions(first, last):
+    return _span(first, last, "position")
+
+
+def _quoted(names):
+    names = [f"“{n}”" for n in names]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _wrong_rows(split, tokens):
+    """Head 1 under the wrong reshape, in words: which positions hold numbers of which token."""
+    held = split.token[0, :, 0]  # (T,): the token whose numbers sit at each position of head 1
+    runs, start = [], 0
+    for t in range(1, held.size + 1):
+        if t == held.size or held[t] != held[start]:
+            runs.append((_positions(start, t - 1), tokens[held[start]]))
+            start = t
+    if len(runs) == 1:
+        where, name = runs[0]
+        return f"{where} {'both' if held.size == 2 else 'all'} hold numbers of “{name}”"
+    return " and ".join(f"{where} numbers of “{name}”" if i else f"{where} hold numbers of “{name}”"
+                        for i, (where, name) in enumerate(runs))
+
+
 def _h_caption(frame, tokens):
-    if frame.h == 1:
-        return (f"h = 1: one head of width {frame.d_k} gets every column of every token; "
+    """Text alternative of one h sweep picture (columns and positions counted from 0, heads from 1)."""
+    T = len(tokens)
+    if frame.h == 1 or np.array_equal(frame.right.owner, frame.wrong.owner):
+        return (f"h = {frame.h}: {'one head' if frame.h == 1 else f'{frame.h} heads'} of width {frame.d_k}; "
                 "both ways of splitting agree.")
-    spans = "; ".join(f"head {i + 1} columns {i * frame.d_k}-{(i + 1) * frame.d_k - 1}"
+    spans = "; ".join(f"head {i + 1} gets {_columns(i * frame.d_k, (i + 1) * frame.d_k - 1)}"
                       for i in range(min(frame.h, 4)))
-    more = "; ..." if frame.h > 4 else ""
-    held = ", ".join(tokens[t] for t in frame.wrong.token[0, :, 0])
-    return (f"h = {frame.h} heads of width d_k = {frame.d_k}. Right split: {spans}{more}, for every "
-            f"token. Wrong reshape: head 1's positions hold pieces of {held}, so tokens are mixed. "
-            f"Below, the {frame.h} heads weigh the sentence in {frame.h} different ways.")
+    more = "; and so on" if frame.h > 4 else ""
+    missing = [tokens[t] for t in range(T) if t not in set(frame.wrong.token[0].ravel().tolist())]
+    lost = f"; nothing of {_quoted(missing)} reaches head 1" if missing else ""
+    return (f"h = {frame.h} heads of width d_k = {frame.d_k}. Right split: {spans}{more}, of every token. "
+            f"Wrong reshape: in head 1, {_wrong_rows(frame.wrong, tokens)}, so {_positions(1, T - 1)} "
+            f"{'holds a token other than its own' if T == 2 else 'hold tokens other than their own'}{lost}. "
+            f"Below, each of the {frame.h} heads weighs the sentence with its own map.")
 
 
 def _check_size(T, d):
@@ -417,7 +467,8 @@ def h_sweep(d=12, tokens=("the", "cat", "sat", "down"), *, seed=0, layer=None):
              "h that divides d. Colours and numbers show which head receives each entry of Q, K and V. "
              "Move the slider (or use the arrow keys) to change h.")
     return frame_stack(pictures, [f"{f.h} (d_k = {f.d_k})" for f in frames], start=min(1, len(frames) - 1),
-                        description="heads h", intro=intro, dom_class="mha-h-sweep")
+                        description="heads h", intro=intro, dom_class="mha-h-sweep",
+                        value_texts=[f"h = {f.h}, head width d_k = {f.d_k}" for f in frames])
 
 
 def h_sweep_widths(widths=(8, 12, 16, 24), tokens=("the", "cat", "sat", "down"), *, seed=0, start=1):
@@ -626,7 +677,7 @@ def dk_sweep(target=None, n=4, tokens=None, d_k_values=None):
              "and the singular values of the fitted scores Q K<sup>T</sup>. Move the slider (or use the arrow "
              "keys) to change d<sub>k</sub>.")
     return frame_stack(frames, [str(f.d_k) for f in fits], start=0, description="head width d_k",
-                        intro=intro, dom_class="mha-dk-sweep")
+                        intro=intro, dom_class="mha-dk-sweep", value_texts=[f"d_k = {f.d_k}" for f in fits])
 
 
 def _parse_target(text):
@@ -869,7 +920,8 @@ def roles_explorer(example=None, hs=ROLE_HS, *, start_h=None, start_row=1):
              "Move the slider right (or press the arrow keys) to merge the heads, and pick a query row "
              "from the menu: the row is "
              "framed in every map, and below the maps each head's arithmetic for that row is spelled out.")
-    box = widgets.VBox([widgets.HTML(_ROLE_CSS + f"<p>{intro}</p>"), h_slider, row_menu, outer])
+    note = slider_text_html("heads h", [f"h = {h}" for h in hs])
+    box = widgets.VBox([widgets.HTML(_ROLE_CSS + f"<p>{intro}</p>{note}"), h_slider, row_menu, outer])
     box.add_class("mha-sweep")
     box.add_class("mha-roles")
     return box

@@ -1,9 +1,12 @@
 """Checkers for the exercises of book/03_splitting.md (what splitting into heads splits).
 
-* ``ex-concat-row`` (numeric): row 2 ("love") of the concatenation in the
-  worked example, and the column indices that head 1 wrote.
+* ``ex-concat-row`` (numeric): row 1 ("love", counted from 0) of the
+  concatenation in the worked example, and the column indices that head 1 wrote.
+  Rows and columns are counted from 0, as Python indexes them; heads from 1.
 * ``ex-shapes-512`` (numeric): shapes of Q, Q_i and the concatenation for
-  d_model = 512, h = 8 and 10 tokens; the stages where h enters and leaves.
+  d_model = 512, h = 8 and 10 tokens; the first stage whose result has a head
+  axis (``h_enters``) and the first stage after it whose result has none
+  (``h_gone``).
 * ``ex-split-heads`` (code): ``split_heads(X, h)``,
   (..., T, h*d_k) -> (..., h, T, d_k).
 * ``ex-merge-heads`` (code): ``merge_heads(Z)``, (..., h, T, d_v) -> (..., T, h*d_v).
@@ -70,26 +73,29 @@ def _sequence(value, key):
 # --------------------------------------------------------------------------- the row of "love"
 
 def _concat_mistakes(s):
-    """Rows a learner gets from classic slips in the worked example (row of "love")."""
+    """Rows a learner gets from classic slips in the worked example (row 1, "love")."""
     A, Vh = s.weights, s.V_heads
     scaled_by_2 = softmax(s.scores / 2.0) @ Vh  # divided by sqrt(d_model), not sqrt(d_k)
     return [
-        (s.concat[0], "this is row 1 of the concatenation (the row of 'I'). The exercise asks for row 2."),
-        (s.concat[2], "this is row 3 of the concatenation (the row of 'LLMs'). The exercise asks for row 2."),
+        (s.concat[0], "this is row 0 of the concatenation (the row of 'I'). The exercise asks for row 1, "
+                      "the row of 'love'."),
+        (s.concat[2], "this is row 2 of the concatenation (the row of 'LLMs'). The exercise asks for row 1, "
+                      "the row of 'love'."),
         (np.concatenate([s.head_outputs[1, 1], s.head_outputs[0, 1]]),
          "the two heads are in the wrong order: head 1's two numbers come first."),
         (np.concatenate([A[0, 1] @ Vh[1], A[1, 1] @ Vh[0]]),
          "each head's weights went onto the other head's value slice. Head 1 uses V_1, head 2 uses V_2."),
         (np.concatenate([A[0, :, 1] @ Vh[0], A[1, :, 1] @ Vh[1]]),
-         "you used column 2 of each weight matrix. The weights of 'love' are its row."),
+         "you used column 1 of each weight matrix (the weights that 'love' receives). The weights of "
+         "'love' are its row, row 1."),
         (_love_row(scaled_by_2),
          "the scores were divided by 2 = sqrt(4). Inside a head d_k = 2, so divide by sqrt(2)."),
-        (s.output[1], "this is row 2 of the output, after W_O. The exercise stops at the concatenation."),
+        (s.output[1], "this is row 1 of the output, after W_O. The exercise stops at the concatenation."),
     ]
 
 
 def _love_row(head_outputs):
-    """Row 2 ("love") of the concatenation of ``head_outputs`` (h, T, d_v)."""
+    """Row 1 ("love") of the concatenation of ``head_outputs`` (h, T, d_v)."""
     return np.concatenate([head_outputs[i, 1] for i in range(head_outputs.shape[0])])
 
 
@@ -106,12 +112,12 @@ def _concat_entry(d_v, h):
 
 @checker("ex-concat-row", kind="numeric")
 def concat_row(answer):
-    """Row 2 of the concatenation in the worked example, and head 1's columns."""
+    """Row 1 ("love") of the concatenation in the worked example, and head 1's columns (counted from 0)."""
     row, cols = dict_parts(answer, ("row", "head1_columns"), "{'row': [...], 'head1_columns': [..., ...]}")
     s = _steps()
     compare(row, s.concat[1], "'row'", atol=_PAGE, rtol=0, mistakes=_concat_mistakes(s),
             entry=_concat_entry(s.d_v, s.h),
-            shape_hint="Row 2 of the concatenation has one number per column: h * d_v of them.")
+            shape_hint="Row 1 of the concatenation has one number per column: h * d_v of them.")
     cols = _sequence(cols, "head1_columns")
     if cols is None or len(cols) > 64:
         wrong("'head1_columns' should be a list of two column indices, like [2, 3].")
@@ -120,7 +126,8 @@ def concat_row(answer):
     picked = sorted(int(c) for c in cols)
     head1 = list(range(s.d_v))
     if picked == [c + 1 for c in head1]:
-        wrong("'head1_columns': Python counts columns from 0. Which indices does that make?")
+        wrong("'head1_columns': these count columns from 1. The book counts columns from 0, as Python "
+              "indexes them. Which indices does that make?")
     if picked == [c + s.d_v for c in head1]:
         wrong("'head1_columns': those are the columns of head 2. Head 1's slice comes first.")
     if picked != head1:
@@ -162,9 +169,9 @@ _STAGE_RESULTS = dict(zip(SHAPE_STAGES, ("Q", "Q_heads", "weights", "concat", "o
 def shapes_512(n_tokens=10, d_model=512, h=8):
     """Reference answer of ex-shapes-512, computed by running the layer on zeros.
 
-    The stage where ``h`` enters is the first whose result has another shape
-    with ``h`` heads than with one; it leaves at the next stage whose shape no
-    longer depends on ``h``.
+    ``h_enters`` is the first stage whose result has another shape with ``h``
+    heads than with one; ``h_gone`` is the first stage after it whose result
+    has the same shape again (no head axis).
     """
     def run(heads):
         W = np.zeros((d_model, d_model))
@@ -176,15 +183,15 @@ def shapes_512(n_tokens=10, d_model=512, h=8):
     enters = depends.index(True)
     leaves = depends.index(False, enters)
     return {"Q": s.Q.shape, "Q_i": s.Q_heads[0].shape, "concat": s.concat.shape,
-            "h_enters": SHAPE_STAGES[enters], "h_leaves": SHAPE_STAGES[leaves]}
+            "h_enters": SHAPE_STAGES[enters], "h_gone": SHAPE_STAGES[leaves]}
 
 
 @checker("ex-shapes-512", kind="numeric")
 def shapes_of_512(answer):
-    """Shapes of Q, Q_i and the concatenation for d_model = 512, h = 8, 10 tokens; where h enters and leaves."""
-    keys = ("Q", "Q_i", "concat", "h_enters", "h_leaves")
+    """Shapes of Q, Q_i and the concatenation for d_model = 512, h = 8, 10 tokens; where the head axis comes and goes."""
+    keys = ("Q", "Q_i", "concat", "h_enters", "h_gone")
     values = dict_parts(answer, keys, "{'Q': (..., ...), 'Q_i': (..., ...), 'concat': (..., ...), "
-                                      "'h_enters': '...', 'h_leaves': '...'}")
+                                      "'h_enters': '...', 'h_gone': '...'}")
     exp = shapes_512()
     Q, Q_i, concat = (_shape(v, k) for v, k in zip(values[:3], keys[:3]))
     enters, leaves = (_stage(v, k) for v, k in zip(values[3:], keys[3:]))
@@ -210,12 +217,24 @@ def shapes_of_512(answer):
         if enters == "project":
             wrong("'h_enters': the projection never hears of h. It makes the same Q for any head count.")
         wrong("'h_enters': look for the first step whose result depends on the number of heads.")
-    if leaves != exp["h_leaves"]:
+    if leaves != exp["h_gone"]:
+        order = SHAPE_STAGES.index
+        if order(leaves) < order(exp["h_enters"]):
+            wrong(f"'h_gone': the result of {leaves!r} has no head axis yet. 'h_gone' asks for the first "
+                  "stage after 'h_enters' whose result has no head axis again.")
+        if leaves == exp["h_enters"]:
+            wrong(f"'h_gone': {leaves!r} is the stage whose result first has a head axis. 'h_gone' asks "
+                  "for the first stage after 'h_enters' whose result has none.")
+        if leaves == "attend":
+            wrong("'h_gone': the result of 'attend' still has the head axis in front: one (T, d_v) "
+                  "output per head, shape (h, T, d_v). Which stage turns those blocks into one row "
+                  "per token?")
         if leaves == "output":
-            wrong("'h_leaves': by the time W_O runs, the heads are already side by side in one row "
-                  "of width d_model. Where did the head axis go?")
-        wrong("'h_leaves': find the step after which the shape no longer shows the heads.")
-    return "h enters when the columns are dealt out and is gone once the heads are side by side."
+            wrong("'h_gone': by the time W_O runs, the heads are already side by side in one row "
+                  "of width h * d_v. The head axis went away one stage earlier.")
+        wrong("'h_gone': find the first stage after 'h_enters' whose result has no head axis.")
+    return ("the head axis appears when the columns are dealt out, and is gone once the heads' outputs are "
+            "laid side by side: from there on the shapes look the same for any h.")
 
 
 # --------------------------------------------------------------------------- split and merge
