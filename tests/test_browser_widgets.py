@@ -13,6 +13,8 @@ MHA_SITE_DIR to test another built site.
 """
 from __future__ import annotations
 
+import re
+
 import pytest
 
 pytestmark = pytest.mark.browser
@@ -94,6 +96,65 @@ def test_end_key_reaches_the_last_frame(open_page, site_dir, path, dom_class):
     assert not visit.console_errors and not visit.page_errors
 
 
+# ---- screen readers: each slider's handle has a name and says its stop as text, not its index ----
+_ARIA_JS = """
+(root) => {
+  const handle = Array.from(root.querySelectorAll('.noUi-handle[role=slider]')).find(h => h.checkVisibility());
+  if (!handle) return null;
+  const slider = handle.closest('.widget-slider, .widget-hslider');
+  const label = slider && slider.querySelector('.widget-label');
+  const readout = slider && slider.querySelector('.widget-readout');
+  const note = handle.closest('.mha-sweep') && handle.closest('.mha-sweep').querySelector('.mha-slider-text');
+  return {name: handle.getAttribute('aria-label'), text: handle.getAttribute('aria-valuetext'),
+          now: handle.getAttribute('aria-valuenow'), label: label ? label.textContent.trim() : null,
+          readout: readout ? readout.textContent.trim() : null,
+          values: note ? JSON.parse(note.getAttribute('data-values')) : null};
+}
+"""
+
+
+def _aria(sweep, page, before=None, timeout_ms=3000):
+    state, waited = sweep.evaluate(_ARIA_JS), 0
+    while before is not None and state == before and waited < timeout_ms:
+        page.wait_for_timeout(100)
+        waited += 100
+        state = sweep.evaluate(_ARIA_JS)
+    return state
+
+
+@pytest.mark.parametrize("path, dom_class", CASES)
+def test_each_slider_has_a_name_and_says_its_stop_as_text(open_page, site_dir, path, dom_class):
+    visit, sweeps = _open_sweeps(open_page, site_dir, path, dom_class)
+    sweep = sweeps.first
+    sweep.scroll_into_view_if_needed()
+    for key in (None, "ArrowRight"):
+        before = _aria(sweep, visit.page)
+        if key:
+            sweep.locator(".noUi-handle").first.focus()
+            sweep.locator(".noUi-handle").first.press(key)
+        state = _aria(sweep, visit.page, before if key else None)
+        assert state, f"{path} .{dom_class}: no slider handle"
+        assert state["name"] and state["name"] == (state["label"] or state["name"]), state
+        index = round(float(state["now"]))
+        expected = state["values"][index] if state["values"] else state["readout"]
+        assert state["text"] == expected, state  # the stop as text, not the bare index
+    assert not visit.console_errors and not visit.page_errors
+
+
+def test_the_h_sweep_slider_reads_h_not_the_index(open_page, site_dir):
+    visit, sweeps = _open_sweeps(open_page, site_dir, "book/04_wide_or_narrow.html", "mha-h-sweep")
+    sweep = sweeps.locator("visible=true").first
+    sweep.scroll_into_view_if_needed()
+    start = _aria(sweep, visit.page)
+    assert start["name"] == "heads h" and start["now"] in ("1", "1.0")
+    assert re.fullmatch(r"h = 2, head width d_k = \d+", start["text"]), start
+    handle = sweep.locator(".noUi-handle").first
+    handle.focus()
+    handle.press("ArrowRight")
+    moved = _aria(sweep, visit.page, start)
+    assert re.fullmatch(r"h = 3, head width d_k = \d+", moved["text"]), moved
+
+
 # ---- chapter 4's roles widget: an h slider and a query-row menu, both linked in the browser ----
 _ROLES_STATE_JS = """
 async (root) => {
@@ -131,7 +192,7 @@ def test_roles_widget_h_slider_and_row_menu_work_without_a_kernel(open_page, sit
     menu = widget.locator("select")
     assert menu.count() == 1 and widget.get_by_label("query row").count() == 1  # the menu has a name
     menu.focus()
-    menu.select_option(label="8: .")
+    menu.select_option(label="7: .")
     row8 = _roles_state(widget, page, start)
     assert row8["digest"] != start["digest"] and row8["tables"] == 4 and "“.”" in row8["alt"]
 
@@ -141,7 +202,7 @@ def test_roles_widget_h_slider_and_row_menu_work_without_a_kernel(open_page, sit
     one = _roles_state(widget, page, row8)
     assert one["tables"] == 1 and "1 head" in one["alt"] and "“.”" in one["alt"]
 
-    menu.select_option(label="2: cat")
+    menu.select_option(label="1: cat")
     one_cat = _roles_state(widget, page, one)
     assert one_cat["tables"] == 1 and "“cat”" in one_cat["alt"] and one_cat["digest"] != one["digest"]
     handle.focus()

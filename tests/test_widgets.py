@@ -332,7 +332,7 @@ def test_roles_explorer_links_both_pickers_to_nested_stacks(roles_box):
     intro, h, row, outer = roles_box.children
     assert isinstance(h, ipywidgets.SelectionSlider) and isinstance(row, ipywidgets.Dropdown)
     assert h.description and row.description and [label for label, _ in h.options] == ["4 heads", "2 heads", "1 head"]
-    assert [label for label, _ in row.options][:2] == ["1: the", "2: cat"]
+    assert [label for label, _ in row.options][:2] == ["0: the", "1: cat"]
     assert isinstance(outer, ipywidgets.Stack) and len(outer.children) == 3
     (h_link,) = links_of(h)
     assert h_link.target == (outer, "selected_index")
@@ -356,7 +356,7 @@ def test_roles_pages_show_distinct_framed_maps_with_alt_text(roles_box):
             pictures.append(png)
             alts.append(alt)
     assert len(set(pictures)) == len(pictures) == 24 and len(set(alts)) == 24
-    assert "4 heads, query row 2 “cat”" in alts[1] and "delimiter sink: . 0.99" in alts[1]
+    assert "4 heads, query row 1 “cat”" in alts[1] and "delimiter sink: . 0.99" in alts[1]
 
 
 def test_roles_tables_hold_the_library_s_numbers(roles_box):

@@ -832,7 +832,7 @@ def _roles_caption(h, row, tokens, titles, weights):
         big = [s for s in np.argsort(-w, kind="stable") if w[s] >= 0.15][:3]
         parts.append(f"{title}: " + ", ".join(f"{tokens[s]} {w[s]:.2f}" for s in big))
     heads = "1 head" if h == 1 else f"{h} heads"
-    return (f"{heads}, query row {row + 1} “{tokens[row]}” framed in every map. Most weight: "
+    return (f"{heads}, query row {row} “{tokens[row]}” framed in every map. Most weight: "
             + "; ".join(parts) + ".")
 
 
@@ -894,7 +894,7 @@ def roles_explorer(example=None, hs=ROLE_HS, *, start_h=None, start_row=1):
     if start_h not in hs:
         raise ValueError(f"start_h must be one of hs = {hs}, got {start_h!r}")
     start_row = check_index(start_row, "start_row", T)
-    row_menu = widgets.Dropdown(options=[(f"{t + 1}: {w}", t) for t, w in enumerate(tokens)], index=start_row,
+    row_menu = widgets.Dropdown(options=[(f"{t}: {w}", t) for t, w in enumerate(tokens)], index=start_row,
                                 description="query row", style={"description_width": "initial"})
     h_slider = widgets.SelectionSlider(options=[("1 head" if h == 1 else f"{h} heads", i) for i, h in enumerate(hs)],
                                        index=hs.index(start_h), description="heads h", continuous_update=True,
