@@ -48,6 +48,7 @@ def test_shapes_768_stub_is_not_done():
     (dict(free={"d_k"}), "concatenated head outputs"),
     (dict(free={"d_k", "h"}), "not one of"),
     (dict(free=64), "set of names"),
+    (dict(free={"name", "other name"}), "not one of"),  # the page's placeholder: no concept verdict
 ])
 def test_shapes_768_names_mistakes(changes, words):
     v = check("ex-shapes-768", with_(**changes))

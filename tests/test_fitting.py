@@ -114,11 +114,17 @@ def test_no_width_beats_the_compromise(d_k):
     np.testing.assert_allclose(fit.row, [0.45, 0.1, 0.45], atol=1e-5)
 
 
-@pytest.mark.parametrize("target", [SUBJECT, OBJECT])
+@pytest.mark.parametrize("target", [SUBJECT, OBJECT, [0.05, 0.3, 0.15, 0.4, 0.1]])
 def test_a_head_of_width_one_fits_one_target(target):
     fit = fit_one_head(target, d_k=1)
     assert fit.total_kl < 1e-10
     np.testing.assert_allclose(fit.row, target, atol=1e-5)
+
+
+def test_the_width_one_construction_of_the_docstring_is_exact():
+    # q = 1 and k_j = ln t_j: softmax(K q / sqrt(1)) is the target itself.
+    t = np.array([0.05, 0.3, 0.15, 0.4, 0.1])
+    np.testing.assert_allclose(softmax(np.log(t)[:, None] @ np.ones(1)), t)
 
 
 def test_logits_are_the_scaled_scores_and_seed_is_reproducible():

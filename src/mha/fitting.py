@@ -170,7 +170,10 @@ def fit_one_head(targets, d_k, *, seed=0, steps=4000, lr=0.05):
     both free. Adam, with a step size that decays linearly to 0, fits them from a
     small random start to the summed divergence :math:`\sum_k \operatorname{KL}(t_k \,\|\, w)`.
     However wide the head, it still has one row for this query, so the fit can
-    do no better than :func:`best_single_row`.
+    do no better than :func:`best_single_row`. For a single target, width 1
+    already suffices: :math:`q = 1` and :math:`k_j = \ln t_j` give the row exactly.
+    Width pays off only across many queries, whose rows share the keys
+    (:func:`mha.rank.fit_scores` fits those).
 
     Parameters
     ----------
