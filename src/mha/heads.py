@@ -34,7 +34,7 @@ __all__ = [
     "diagonal_mass", "previous_token_mass", "next_token_mass", "position_mass", "HeadProfile",
     "profile_heads", "heads_where", "check_layer", "group_by_layer", "remove_heads", "without_each_head", "value_norms",
     "weighted_value_norms", "cosine_drift", "paraphrase_margins", "ablation_summary", "AblationSummary",
-    "ABLATIONS", "check_method", "ablate_heads", "perplexity_change", "perplexity_change_interval",
+    "top_key_share", "ABLATIONS", "check_method", "ablate_heads", "perplexity_change", "perplexity_change_interval",
 ]
 
 #: The two ways to take a head away: ``"zero"`` sets its output to 0; ``"mean"`` replaces it by its
@@ -103,6 +103,28 @@ def position_mass(A, position):
     if position >= T:
         raise ValueError(f"position={position} is out of range for T={T}: it must be from {-T} to {T - 1}")
     return A[..., :, position].mean(axis=-1)  # (..., T) -> (...)
+
+
+def top_key_share(A, offset):
+    """Share of the queries whose largest weight sits on the key ``offset`` places away: (..., T, T) -> (...).
+
+    Voita et al. (2019) call a head *positional* when this share is at least
+    0.9 for ``offset = -1`` or ``+1``. Only the :math:`T - |\\text{offset}|`
+    queries that have such a key count; a tie goes to the first key.
+
+    >>> A = np.array([[1.0, 0.0, 0.0], [0.9, 0.1, 0.0], [0.0, 0.8, 0.2]])
+    >>> float(top_key_share(A, -1))           # rows 1 and 2: the top key is row 1's key 0 and row 2's key 1
+    1.0
+    """
+    A = _self_attention(A)
+    T = A.shape[-1]
+    offset = check_count(offset, "offset", low=1 - T)
+    if offset == 0 or offset >= T:
+        raise ValueError(f"offset must be a non-zero integer with |offset| < T={T}, got {offset}")
+    top = A.argmax(axis=-1)  # (..., T): the key with the most weight, for each query
+    t = np.arange(T)
+    rows = (t + offset >= 0) & (t + offset < T)  # queries that have a key `offset` away
+    return (top[..., rows] == (t + offset)[rows]).mean(axis=-1)  # (..., T-|o|) -> (...)
 
 
 @dataclass(frozen=True)
