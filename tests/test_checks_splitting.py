@@ -138,7 +138,7 @@ def test_split_accepts_the_reference_and_a_learner_solution():
         (lambda X, h: X.reshape(*X.shape[:-1], h, X.shape[-1] // h), "but stopped there"),
         (lambda X, h: np.moveaxis(X.reshape(*X.shape[:-1], X.shape[-1] // h, h), -1, -3), "every h-th column"),
         (lambda X, h: split_loop(X, h)[..., ::-1, :, :], "reverse order"),
-        (lambda X, h: split_loop(X, h) * 2, "head 0, token 'I', column 0 is too"),
+        (lambda X, h: split_loop(X, h) * 2, "head 1, token 'I', column 0 is too"),
     ],
 )
 def test_split_names_each_classic_mistake(func, phrase):

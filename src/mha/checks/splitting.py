@@ -54,6 +54,19 @@ _BATCH_HINT = ("This case has a batch axis in front: use `X.shape[-1]` and negat
                "(for example `np.swapaxes(x, -3, -2)`), so that leading axes pass through unchanged.")
 
 
+def _names(*axes):
+    """Like ``entry_names``, but with heads counted from 1 (the book's rule) and every other axis from 0."""
+    one = [entry_names(axis, start=1 if axis == "head" else 0) for axis in axes]
+
+    def name(index):
+        if len(index) != len(axes):
+            return None
+        words = [namer((i,)) for namer, i in zip(one, index)]
+        return None if any(w is None for w in words) else ", ".join(words)
+
+    return name
+
+
 def _steps():
     ex = i_love_llms()
     return attention_steps(ex.X, *ex.weights, h=ex.h)
@@ -254,12 +267,12 @@ def _split_cases():
     rng = np.random.default_rng(3)
     return [
         (_worked_Q(), 2, "the worked example's Q (shape (3, 4)) with h=2", "",
-         entry_names("head", ("token", _TOKENS), "column")),
-        (_rand(rng, 5, 6), 3, "X of shape (5, 6) with h=3, so d_k=2", "", entry_names("head", "row", "column")),
+         _names("head", ("token", _TOKENS), "column")),
+        (_rand(rng, 5, 6), 3, "X of shape (5, 6) with h=3, so d_k=2", "", _names("head", "row", "column")),
         (_rand(rng, 2, 4, 8), 2, "a batch: X of shape (2, 4, 8) with h=2", _BATCH_HINT,
-         entry_names("sequence", "head", "row", "column")),
+         _names("sequence", "head", "row", "column")),
         (_rand(rng, 4, 6), 1, "X of shape (4, 6) with h=1 (one head holds every column)", "",
-         entry_names("head", "row", "column")),
+         _names("head", "row", "column")),
     ]
 
 
@@ -384,7 +397,7 @@ def _entries(c: _Layer):
     lead = ("sequence",) * (c.X.ndim - 2)
     rows = (("query", c.tokens), ("key", c.tokens)) if c.tokens else ("query", "key")
     token = (("token", c.tokens),) if c.tokens else ("row",)
-    return entry_names(*lead, "head", *rows), entry_names(*lead, *token, "column")
+    return _names(*lead, "head", *rows), _names(*lead, *token, "column")
 
 
 def _loop_heads(X, W, h, weigh):
