@@ -192,7 +192,7 @@ def test_messages_do_not_give_the_answer_away(label, answer, secrets):
 
 def test_shape_messages_do_not_give_the_answer_away():
     for edit in ({"Q": (1, 1)}, {"Q_i": (1, 1)}, {"concat": (1, 1)}, {"h_enters": "output"},
-                 {"h_leaves": "attend"}):
+                 {"h_gone": "attend"}):
         message = check("ex-shapes-512", {**shapes_512(), **edit}).message
         assert "64" not in message and "512" not in message and "'split'" not in message
 
