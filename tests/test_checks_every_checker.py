@@ -354,7 +354,7 @@ def test_entries_of_token_rows_are_named_in_words():
         A[..., 1, 0, 2] += 0.1
         return Y, A
 
-    _wrong("ex-multi-head-attention", off_A, "head 1, query 'I', key 'LLMs' is too large")
+    _wrong("ex-multi-head-attention", off_A, "head 2, query 'I', key 'LLMs' is too large")  # A[..., 1, :, :] is head 2: heads count from 1
 
     def off_Y(*args):
         Y, A = mha.multi_head_attention(*args)
