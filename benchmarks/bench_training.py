@@ -1,28 +1,58 @@
-"""How fast chapter 05's lookup trains: one NumPy training step against the same model in PyTorch.
+"""Chapter 05's dictionary lookup: the speed of one training step, the section's build time, and the controls.
 
-Prints the milliseconds of one step (loss, gradients, Adam) for each head count,
-NumPy (mha.training, one model and three seeds side by side) against PyTorch
-(the same model and recipe with autograd, float32), their ratio, and the seconds
-the chapter's section spends training (3 seeds x 5 head counts + fixed-d_k runs).
+Three parts, each run from the repository root:
 
-    .venv/bin/python benchmarks/bench_training.py [--threads 1] [--repeat 200] [--section]
+    .venv/bin/python benchmarks/bench_training.py step [--repeat 200]   # NumPy step against PyTorch's
+    .venv/bin/python benchmarks/bench_training.py section               # the seconds the section adds
+    .venv/bin/python benchmarks/bench_training.py controls              # writes results/bench_training_controls.json
+
+``step`` prints the milliseconds of one training step (loss, gradients, Adam) for
+each head count, NumPy (``mha.training``, one model, and three seeds side by
+side) against PyTorch (the same model and recipe with autograd, float32, one
+thread), and their ratio.
+
+``section`` times the training the chapter runs at build time (3 seeds x 5 head
+counts, the fixed-d_k runs and the two single-seed runs of the explorer), in two
+worker processes as the page does, and in one: wall seconds and CPU seconds.
+
+``controls`` runs the checks of the recipe that the page reports but does not
+execute (they take minutes): four keys at d = 32 for h = 1 .. 32; one key; a peak
+learning rate of 1e-3; and 4x longer training, with the accuracy of each asked key
+and one head's weights on the two asked entries. It writes the record
+``benchmarks/results/bench_training_controls.json`` (and a ``.txt`` summary), which
+chapter 05 reads and glues from.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import platform
+import sys
 import time
+from pathlib import Path
 
-import numpy as np
-import torch
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
-from mha import training as tr
+import numpy as np  # noqa: E402
+
+from mha import training as tr  # noqa: E402
+
+RESULTS = Path(__file__).parent / "results"
+SEEDS = (0, 1, 2)
 
 
+# ================================================================ one step, NumPy against PyTorch
 def numpy_step(h, seeds, repeat):
+    """Milliseconds of one step of ``mha.training`` for ``len(seeds)`` models side by side."""
     shapes = tr.param_shapes(h, 16, 16 // h, 2)
     theta = np.stack([tr.init_params(np.random.default_rng(s), shapes) for s in seeds])
-    batches = list(tr._batches([np.random.default_rng(s) for s in seeds], repeat, 2))
+    rngs = [np.random.default_rng(100 + s) for s in seeds]
+    draws = [[tr.lookup_batch(rng, tr.BATCH) for rng in rngs] for _ in range(repeat)]
+    batches = [tr.LookupBatch(*(np.stack([getattr(b, f) for b in step]) for f in ("keys", "values", "asked")))
+               for step in draws]
     state = {}
     with tr.threadpool_limits(1, user_api="blas"):
         start = time.perf_counter()
@@ -33,6 +63,10 @@ def numpy_step(h, seeds, repeat):
 
 
 def torch_step(h, repeat, d=16):
+    """Milliseconds of one step of the same model written in PyTorch (autograd, torch.optim.Adam)."""
+    import torch
+
+    torch.set_num_threads(1)
     d_k = d // h
     g = torch.Generator().manual_seed(0)
     P = {"E": torch.randn(64, d, generator=g), "W_Q": torch.randn(d, d, generator=g) / 4,
@@ -50,10 +84,10 @@ def torch_step(h, repeat, d=16):
         B = keys.shape[0]
         X = torch.cat([P["E"][keys] + P["E"][16 + values],
                        (P["E"][32 + 16 * torch.arange(2) + asked_keys]).sum(1, keepdim=True)], dim=1)  # (B, 9, d)
-        q = (X[:, -1:] @ P["W_Q"]).reshape(B, 1, h, d_k).transpose(1, 2)
-        k = (X @ P["W_K"]).reshape(B, 9, h, d_k).transpose(1, 2)
+        q = (X[:, -1:] @ P["W_Q"]).reshape(B, 1, h, d_k).transpose(1, 2)  # (B, h, 1, d_k)
+        k = (X @ P["W_K"]).reshape(B, 9, h, d_k).transpose(1, 2)  # (B, h, 9, d_k)
         v = (X @ P["W_V"]).reshape(B, 9, h, d_k).transpose(1, 2)
-        A = torch.softmax(q @ k.transpose(-1, -2) / d_k ** 0.5, dim=-1)
+        A = torch.softmax(q @ k.transpose(-1, -2) / d_k ** 0.5, dim=-1)  # (B, h, 1, 9)
         z = X[:, -1] + (A @ v).transpose(1, 2).reshape(B, d) @ P["W_O"]
         logits = z @ P["R"] + P["c"][:, None]  # (2, B, 16)
         loss = torch.nn.functional.cross_entropy(logits.reshape(-1, 16), answers.T.reshape(-1))
@@ -63,27 +97,93 @@ def torch_step(h, repeat, d=16):
     return (time.perf_counter() - start) / repeat * 1e3
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--repeat", type=int, default=200)
-    parser.add_argument("--section", action="store_true", help="also time the chapter's training runs")
-    args = parser.parse_args()
-    torch.set_num_threads(args.threads)
-    print(f"{'h':>3} {'numpy ms':>9} {'numpy x3 ms':>12} {'torch ms':>9} {'numpy/torch':>12}")
+def run_step(args):
+    print(f"{'h':>3} {'numpy ms':>9} {'numpy 3 seeds ms':>17} {'torch ms':>9} {'numpy/torch':>12}")
     for h in (1, 2, 4, 8, 16):
-        one, three = numpy_step(h, (0,), args.repeat), numpy_step(h, (0, 1, 2), args.repeat)
+        one, three = numpy_step(h, (0,), args.repeat), numpy_step(h, SEEDS, args.repeat)
         ref = torch_step(h, args.repeat)
-        print(f"{h:>3} {one:>9.2f} {three:>12.2f} {ref:>9.2f} {one / ref:>12.2f}")
-    if args.section:
+        print(f"{h:>3} {one:>9.2f} {three:>17.2f} {ref:>9.2f} {one / ref:>12.2f}")
+
+
+# ================================================================ the section's build time
+def section_settings():
+    """The training chapter 05 runs at build time (the same list as its code cell)."""
+    return ([{"h": h, "seeds": SEEDS} for h in (1, 2, 4, 8, 16)]
+            + [{"h": h, "d_k": 4, "seeds": SEEDS} for h in (8, 16)]
+            + [{"h": h, "d_k": 4, "seeds": SEEDS[:1]} for h in (1, 2)])
+
+
+def run_section(args):
+    for processes in (2, 1):
+        wall, cpu = time.perf_counter(), time.process_time()
+        children = os.times()
+        tr.lookup_sweep(section_settings(), processes=processes)
+        after = os.times()
+        cpu = time.process_time() - cpu + (after.children_user - children.children_user
+                                           + after.children_system - children.children_system)
+        print(f"chapter 05's training, {processes} process(es): {time.perf_counter() - wall:.1f} s wall, "
+              f"{cpu:.1f} s CPU")
+
+
+# ================================================================ the controls
+def summary(results):
+    """Mean and spread over seeds of one setting's results, with the per-key accuracies and h = 1's split."""
+    acc = np.array([r.accuracy for r in results])
+    per_key = np.array([sorted(r.accuracy_per_key, reverse=True) for r in results])  # best key first
+    on = np.array([np.sort(r.attention_on_asked, axis=-1)[:, ::-1].mean(axis=0) for r in results])  # (seeds, n_keys)
+    first = results[0]
+    return {"h": first.h, "d": first.d, "d_k": first.d_k, "n_keys": first.n_keys, "steps": first.steps,
+            "lr": first.lr, "accuracy": acc.tolist(), "mean": float(acc.mean()), "std": float(acc.std()),
+            "per_key_sorted_mean": per_key.mean(axis=0).tolist(), "loss": [r.loss for r in results],
+            "attention_on_asked_sorted_mean": on.mean(axis=0).tolist()}
+
+
+CONTROLS = {
+    "four_keys_d32": [{"h": h, "d": 32, "n_keys": 4, "seeds": SEEDS} for h in (1, 2, 4, 8, 16, 32)],
+    "one_key": [{"h": h, "n_keys": 1, "seeds": SEEDS} for h in (1, 2, 4, 8, 16)],
+    "lr_1e-3": [{"h": h, "lr": 1e-3, "seeds": SEEDS} for h in (1, 2, 4, 8, 16)],
+    "long_6000": [{"h": h, "steps": 6000, "seeds": SEEDS} for h in (1, 2, 8, 16)],
+}
+
+
+def run_controls(args):
+    record = {"command": "python benchmarks/bench_training.py controls", "machine": platform.platform(),
+              "python": sys.version.split()[0], "numpy": np.__version__, "controls": {}}
+    names = args.only or list(CONTROLS)
+    lines = []
+    for name in names:
         start = time.perf_counter()
-        for h in (1, 2, 4, 8, 16):
-            tr.dictionary_lookups(h, seeds=(0, 1, 2))
-        for h in (8, 16):
-            tr.dictionary_lookups(h, d_k=4, seeds=(0, 1, 2))
-        for h in (1, 2):
-            tr.dictionary_lookups(h, d_k=4, seeds=(0,))
-        print(f"chapter 05's training runs: {time.perf_counter() - start:.1f} s")
+        results = tr.lookup_sweep(CONTROLS[name], processes=args.processes)
+        rows = [summary(rs) for rs in results]
+        record["controls"][name] = {"seconds": time.perf_counter() - start, "rows": rows}
+        lines.append(f"{name} ({record['controls'][name]['seconds']:.0f} s):")
+        lines += [f"  h = {r['h']:>2}, d_k = {r['d_k']:>2}: accuracy {r['mean']:.3f} +- {r['std']:.3f}; "
+                  f"per key (best first) {', '.join(f'{a:.3f}' for a in r['per_key_sorted_mean'])}; "
+                  f"weight on the asked entries {', '.join(f'{a:.2f}' for a in r['attention_on_asked_sorted_mean'])}"
+                  for r in rows]
+        print("\n".join(lines[-len(rows) - 1:]), flush=True)
+    RESULTS.mkdir(exist_ok=True)
+    out = RESULTS / "bench_training_controls.json"
+    if args.only and out.exists():  # a partial run keeps the other controls
+        old = json.loads(out.read_text())
+        old["controls"].update(record["controls"])
+        record["controls"] = old["controls"]
+    out.write_text(json.dumps(record, indent=1) + "\n")
+    out.with_suffix(".txt").write_text("\n".join(lines) + "\n")
+    print(f"wrote {out}")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="part", required=True)
+    step = sub.add_parser("step", help="one training step, NumPy against PyTorch")
+    step.add_argument("--repeat", type=int, default=200)
+    sub.add_parser("section", help="the seconds chapter 05's training adds to the build")
+    controls = sub.add_parser("controls", help="the recipe's controls, written to benchmarks/results/")
+    controls.add_argument("--processes", type=int, default=2)
+    controls.add_argument("--only", nargs="*", choices=list(CONTROLS))
+    args = parser.parse_args(argv)
+    {"step": run_step, "section": run_section, "controls": run_controls}[args.part](args)
 
 
 if __name__ == "__main__":

@@ -25,10 +25,22 @@ def test_bleu_gaps_accepts_reference():
     ((24.9, 25.4), "BLEU scores themselves"),
     ((0.9,), "two numbers"),
     ((0.8, 0.4), "BLEU losses"),
+    ((0.0349, 0.0155), "relative losses"),
+    ((3.49, 1.55), "relative losses"),
+    ((3.61, 1.57), "relative losses"),
+    ((0.3, 0.0), "neighbouring rows"),
+    ((0.3, 0.4), "the row h = 4"),
+    ((0.9, 0.0), "row h = 16"),
+    ((0.9, 0.5), "compares h = 32 with h = 1"),
 ])
 def test_bleu_gaps_names_mistakes(answer, words):
     v = check("ex-bleu-gaps", answer)
-    assert v.status == "wrong" and words in v.message
+    assert v.status == "wrong" and words in v.message, v.message
+
+
+def test_bleu_gaps_points_to_the_method_for_other_numbers():
+    v = check("ex-bleu-gaps", (1.7, 0.2))
+    assert v.status == "wrong" and "largest number in the last column" in v.message
 
 
 # ---- ex-layer-sizes ----------------------------------------------------------------------------

@@ -54,7 +54,7 @@ def tiny_model(h=2, d=4, d_k=None, n_keys=2, M=2, B=3, seed=0):
     shapes = tr.param_shapes(h, d, d // h if d_k is None else d_k, n_keys)
     theta = np.stack([tr.init_params(np.random.default_rng(seed + m), shapes, dtype=np.float64) for m in range(M)])
     theta[:, -n_keys * 16:] = np.random.default_rng(seed).normal(size=(M, n_keys * 16))  # biases away from 0
-    batch = next(tr._batches([np.random.default_rng(seed + 10 + m) for m in range(M)], 1, n_keys))
+    batch = next(tr._batches([seed + 10 + m for m in range(M)], 1, n_keys))
     batch = tr.LookupBatch(batch.keys[:, :B], batch.values[:, :B], batch.asked[:, :B])
     return theta, shapes, batch
 
@@ -84,15 +84,59 @@ def test_models_side_by_side_do_not_mix():
     np.testing.assert_allclose(grad[1:], grad1, rtol=1e-10, atol=1e-14)
 
 
-def test_query_row_is_the_library_layer():
-    """The model's query-only layer gives the last row of mha.multi_head_attention on the 9 tokens."""
-    theta, shapes, batch = tiny_model(h=2, M=1)
+def tokens_of(w, batch, m=0):
+    """The 9 tokens of every lookup of model ``m``, built straight from the definition: ``(B, 9, d)``."""
+    E = w["E"][m]
+    entries = E[batch.keys[m]] + E[16 + batch.values[m]]  # (B, 8, d)
+    query = sum(E[32 + 16 * j + batch.asked_keys[m][:, j]] for j in range(batch.asked.shape[-1]))  # (B, d)
+    return np.concatenate([entries, query[:, None]], axis=1)
+
+
+@pytest.mark.parametrize("h, d, d_k, n_keys", [(2, 4, None, 2), (1, 4, None, 1), (4, 8, 3, 3)])
+def test_query_row_is_the_library_layer(h, d, d_k, n_keys):
+    """The model's lean layer gives the last row of mha.multi_head_attention on the 9 tokens."""
+    theta, shapes, batch = tiny_model(h=h, d=d, d_k=d_k, n_keys=n_keys, M=2)
     w = tr.unpack(theta, shapes)
-    f = tr._forward(w, batch, 2)
-    X = f["X"][0]  # (B, 9, d)
-    Y, A = mha.multi_head_attention(X, w["W_Q"][0], w["W_K"][0], w["W_V"][0], w["W_O"][0], h=2)
-    np.testing.assert_allclose(f["z"][0], X[:, -1] + Y[:, -1], rtol=1e-12)
-    np.testing.assert_allclose(f["A"][0, :, :, 0], A[:, :, -1], rtol=1e-12)
+    f = tr._forward(w, batch, h)
+    for m in range(2):
+        X = tokens_of(w, batch, m)  # (B, 9, d)
+        Y, A = mha.multi_head_attention(X, w["W_Q"][m], w["W_K"][m], w["W_V"][m], w["W_O"][m], h=h)
+        np.testing.assert_allclose(f["x_q"][m].T, X[:, -1], rtol=1e-12)
+        np.testing.assert_allclose(f["z"][m].T, X[:, -1] + Y[:, -1], rtol=1e-12)  # (d, B) against (B, d)
+        np.testing.assert_allclose(np.moveaxis(f["A"][m], -1, 0), A[:, :, -1], rtol=1e-12)  # (B, h, 9)
+
+
+@pytest.mark.parametrize("h, d, d_k, n_keys", [(2, 4, None, 2), (1, 4, None, 1), (4, 8, 3, 3)])
+def test_model_gradient_is_the_library_backward(h, d, d_k, n_keys):
+    """Every weight's gradient equals mha.attention_backward's, with the readouts and embeddings chained by hand."""
+    theta, shapes, batch = tiny_model(h=h, d=d, d_k=d_k, n_keys=n_keys, M=2)
+    _, grad = tr.loss_and_grads(theta, shapes, batch, h)
+    w, g = tr.unpack(theta, shapes), tr.unpack(grad, shapes)
+    for m in range(2):
+        X = tokens_of(w, batch, m)
+        B = X.shape[0]
+        W = [w[k][m] for k in ("W_Q", "W_K", "W_V", "W_O")]
+        Y, _ = mha.multi_head_attention(X, *W, h=h)
+        z = X[:, -1] + Y[:, -1]  # (B, d)
+        logits = np.einsum("bd,jdo->jbo", z, w["R"][m]) + w["c"][m][:, None]  # (n_keys, B, 16)
+        p = np.exp(logits - logits.max(-1, keepdims=True))
+        p /= p.sum(-1, keepdims=True)
+        p[np.arange(n_keys)[:, None], np.arange(B), batch.answers[m].T] -= 1
+        dlogits = p / (B * n_keys)
+        dz = np.einsum("jbo,jdo->bd", dlogits, w["R"][m])  # (B, d)
+        dY = np.zeros_like(Y)
+        dY[:, -1] = dz  # only the query's row of the layer reaches the loss
+        lib = mha.attention_backward(X, *W, h, dY)
+        for name in ("W_Q", "W_K", "W_V", "W_O"):
+            np.testing.assert_allclose(g[name][m], getattr(lib, name), rtol=1e-10, atol=1e-13)
+        dX = lib.X.copy()
+        dX[:, -1] += dz  # the residual
+        dE = np.zeros_like(w["E"][m])
+        np.add.at(dE, batch.keys[m], dX[:, :-1])
+        np.add.at(dE, 16 + batch.values[m], dX[:, :-1])
+        for j in range(n_keys):
+            np.add.at(dE, 32 + 16 * j + batch.asked_keys[m][:, j], dX[:, -1])
+        np.testing.assert_allclose(g["E"][m], dE, rtol=1e-10, atol=1e-13)
 
 
 def test_unpack_gives_views():
@@ -150,3 +194,35 @@ def test_bad_seeds_are_refused():
         tr.dictionary_lookups(2, seeds=3, steps=1)
     with pytest.raises(ValueError, match="seeds"):
         tr.dictionary_lookups(2, seeds=(), steps=1)
+
+
+def test_sweep_in_two_processes_gives_the_same_numbers():
+    settings = [{"h": 2, "seeds": (0, 1), "steps": 40}, {"h": 4, "d_k": 2, "seeds": (2,), "steps": 40},
+                {"h": 1, "n_keys": 1, "seeds": (0,), "steps": 40}]
+    here = tr.lookup_sweep(settings)
+    there = tr.lookup_sweep(settings, processes=2)
+    assert [[r.h for r in rs] for rs in there] == [[2, 2], [4], [1]]
+    for a, b in zip(here, there):
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(x.train_loss, y.train_loss)
+            assert x.accuracy == y.accuracy and x.accuracy_per_key == y.accuracy_per_key
+    alone = tr.dictionary_lookups(2, seeds=(0, 1), steps=40)
+    np.testing.assert_array_equal(alone[1].train_loss, here[0][1].train_loss)
+
+
+@pytest.mark.parametrize("settings, error, match", [
+    ("h=2", TypeError, "settings"), ([{"d": 16}], ValueError, "'h'"), ([{"h": 2, "speed": 1}], ValueError, "keys"),
+    ([{"h": 3}], ValueError, "must divide"), ([{"h": 2, "seeds": ()}], ValueError, "seeds"), ([2], ValueError, "settings"),
+])
+def test_sweep_refuses_bad_settings(settings, error, match):
+    with pytest.raises(error, match=match):
+        tr.lookup_sweep(settings)
+    with pytest.raises((TypeError, ValueError), match="processes"):
+        tr.lookup_sweep([{"h": 2, "steps": 1}], processes=0)
+
+
+def test_training_lookups_are_shared_and_read_only():
+    a = tr._training_lookups(5, 30, 2)
+    assert tr._training_lookups(5, 30, 2) is a and not a.keys.flags.writeable
+    assert a.keys.shape == (30 * 256, 8) and a.asked.shape == (30 * 256, 2)
+    assert not np.array_equal(tr._training_lookups(6, 30, 2).keys, a.keys)  # each seed its own stream

@@ -6,7 +6,8 @@ head's attention over the 8 entries and the query, with the entries the query
 names marked, and the model's two answers. A slider picks ``h`` and a toggle
 picks "d_k = d/h" or "d_k fixed"; both are linked in the browser (``jslink``),
 so the static page needs no kernel. Every picture is drawn at build time with
-:class:`mha.frames.FramePainter`.
+:class:`mha.frames.FramePainter`. :func:`lookup_explorer_live` is the same
+picture with a kernel: it trains the model you pick when you pick it.
 """
 
 from __future__ import annotations
@@ -18,11 +19,13 @@ import numpy as np
 from ipywidgets.widgets.widget_string import HTMLStyle
 from matplotlib.figure import Figure
 
+from . import training
+from ._validate import check_count, check_positive_int
 from .frames import FramePainter, caption_html
 from .plotting import SEQUENTIAL, book_style
 from .training import LookupResult
 
-__all__ = ["lookup_explorer", "lookup_frames"]
+__all__ = ["lookup_explorer", "lookup_explorer_live", "lookup_frames"]
 
 MAX_HEADS = 16
 
@@ -163,4 +166,86 @@ def lookup_explorer(by_mode, *, start=1, sample=0, dom_class="mha-lookup"):
     box = widgets.VBox([widgets.HTML(f"<p>{intro}</p>"), toggle, slider, outer])
     box.add_class("mha-sweep")
     box.add_class(str(dom_class))
+    return box
+
+
+def lookup_explorer_live(results=(), *, h=2, fixed_d_k=4, seed=0, steps=1500, sample=0):
+    """The lookup explorer computed live (needs a kernel): models are trained when you ask for them.
+
+    Pick ``h``, the head width ("d_k = d/h" or held at ``fixed_d_k``) and a seed; a
+    model not trained yet is trained then (:func:`mha.training.dictionary_lookup`,
+    a few seconds) and kept, so going back to it is instant. Nothing is trained
+    when the widget is made.
+
+    Parameters
+    ----------
+    results : iterable of LookupResult
+        Models already trained (for example a chapter's), shown without
+        training again when their ``h``, ``d_k``, seed and steps match.
+    h : int
+        The head count shown first (one of 1, 2, 4, 8, 16).
+    fixed_d_k : int
+        The key width of the toggle's second position.
+    seed, steps : int
+        The seed shown first, and the Adam steps of every model trained here.
+    sample : int
+        Which test lookup to show.
+
+    Returns
+    -------
+    ipywidgets.VBox
+        With DOM class ``mha-lookup-live``.
+    """
+    counts = (1, 2, 4, 8, 16)
+    if h not in counts:
+        raise ValueError(f"h must be one of {counts}, got {h!r}")
+    fixed_d_k = check_positive_int(fixed_d_k, "fixed_d_k")
+    steps = check_positive_int(steps, "steps")
+    seed = check_count(seed, "seed")
+    if not 0 <= sample < training.N_SAMPLES:
+        raise ValueError(f"sample must be an index of the {training.N_SAMPLES} sample lookups, got {sample!r}")
+    trained = {}
+    for r in results:
+        if not isinstance(r, LookupResult):
+            raise TypeError("results must hold mha.training.LookupResult objects")
+        if r.n_keys == 2 and r.d == 16:
+            trained[(r.h, r.d_k, r.seed, r.steps)] = r
+    test = training.test_set(2)
+    samples = training.LookupBatch(test.keys[:training.N_SAMPLES], test.values[:training.N_SAMPLES],
+                                   test.asked[:training.N_SAMPLES])
+    painter = _LookupPainter(_token_labels(samples, sample), samples.asked[sample])
+    slider = widgets.SelectionSlider(options=[(str(c), c) for c in counts], value=h, description="heads h",
+                                     continuous_update=False, style={"description_width": "initial"},
+                                     layout=widgets.Layout(width="95%", max_width="40em"))
+    toggle = widgets.ToggleButtons(options=[("d_k = d/h", None), (f"d_k fixed ({fixed_d_k})", fixed_d_k)],
+                                   description="head width", style={"description_width": "initial"})
+    seed_box = widgets.BoundedIntText(value=seed, min=0, max=10_000, description="seed")
+    status, caption = widgets.HTML(), widgets.HTML()
+    image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%", height="auto"))
+
+    def key():
+        d_k = 16 // slider.value if toggle.value is None else toggle.value
+        return slider.value, d_k, seed_box.value, steps
+
+    def show(_=None):
+        h_now, d_k, s, n = key()
+        if (h_now, d_k, s, n) not in trained:
+            status.value = f"<p>Training h = {h_now}, d_k = {d_k}, seed {s} ({n} steps)...</p>"
+            trained[(h_now, d_k, s, n)] = training.dictionary_lookup(h_now, d_k=d_k, seed=s, steps=n)
+        r = trained[(h_now, d_k, s, n)]
+        title, answer, text = _describe(r, sample)
+        image.value = painter.draw(r.sample_weights[sample], title, answer)
+        caption.value = caption_html(text)
+        status.value = f"<p>{len(trained)} model(s) trained so far; this one: test accuracy {r.accuracy:.3f}.</p>"
+
+    for control in (slider, toggle, seed_box):
+        control.observe(show, names="value")
+    if key() in trained:
+        show()
+    else:
+        status.value = "<p>Move the slider, flip the toggle or change the seed to train a model.</p>"
+    intro = ("One test lookup, read by a model trained on demand. Each row is one head's weights over the 8 "
+             "entries and the query; the boxed columns hold the keys the query names.")
+    box = widgets.VBox([widgets.HTML(f"<p>{intro}</p>"), toggle, slider, seed_box, status, image, caption])
+    box.add_class("mha-lookup-live")
     return box

@@ -10,12 +10,16 @@ the query as ``E_ask[0][k_0] + E_ask[1][k_1] + ...`` (one table per asked
 slot); there are no positions, since the lookup is by content. One attention
 layer of ``h`` heads of width ``d_k``, values of width ``d_v = d / h``, in
 which only the query token asks: its one query row attends over the 8
-entries and itself (:func:`mha.split_heads`,
-:func:`mha.scaled_dot_product_attention`, :func:`mha.merge_heads`; the same
-numbers as the last row of :func:`mha.multi_head_attention` on the 9 tokens).
-The heads' output, through ``W_O``, is added to the query (a residual) and
-read by one linear readout ``d -> 16`` (with a bias) per asked key. The
-heads' gradients come from :func:`mha.backward.attend_backward`.
+entries and itself, the last row of :func:`mha.multi_head_attention` on the 9
+tokens. The heads' output, through ``W_O``, is added to the query (a residual)
+and read by one linear readout ``d -> 16`` (with a bias) per asked key. The
+gradients follow :func:`mha.backward.attend_backward` step by step.
+
+The layer and its backward pass are written once more here, for the one
+query row and with the batch axis last (``_query_layer``): the model is so
+small (256 lookups of 9 tokens of width 16) that NumPy's cost per call, not
+the arithmetic, sets the speed. The tests check both against
+:func:`mha.multi_head_attention` and :func:`mha.attention_backward`.
 
 **Training.** Adam (0.9, 0.999, 1e-8), peak learning rate 3e-3, 100 warm-up
 steps then a cosine decay to 0 (:func:`learning_rate`), batches of 256 fresh
@@ -36,11 +40,9 @@ import numpy as np
 from threadpoolctl import threadpool_limits  # the products here are tiny: BLAS threads cost more than they save
 
 from ._validate import check_count, check_counts, check_number, check_positive_int
-from .attention import merge_heads, scaled_dot_product_attention, split_heads
-from .backward import attend_backward
 
 __all__ = ["LookupBatch", "LookupResult", "adam_step", "dictionary_lookup", "init_params", "learning_rate",
-           "lookup_batch", "loss_and_grads", "dictionary_lookups", "param_shapes", "predict", "test_set", "train", "unpack"]
+           "lookup_batch", "lookup_sweep", "loss_and_grads", "dictionary_lookups", "param_shapes", "predict", "test_set", "train", "unpack"]
 
 N_ENTRIES = 8  # (key, value) entries in every input
 N_SYMBOLS = 16  # possible keys, and possible values
@@ -152,33 +154,31 @@ def init_params(rng, shapes, dtype=DTYPE):
     return np.concatenate(parts)
 
 
-def _embed(E, batch):
-    """The 9 tokens of every lookup, each the sum of its rows of ``E``: ``(M, B, 9, d)``."""
+# The layout of the activations: the batch axis comes LAST, ``(M, features, tokens, B)``. Every sum
+# over a head's columns or over the 9 tokens then runs along a long contiguous axis (B = 256), which
+# NumPy does in one fast pass; with B first, the same sums loop over thousands of tiny rows.
+def _one_hots(batch, dtype):
+    """Which rows of ``E`` make each token, as 0/1 matrices with the batch last.
+
+    Returns ``entries`` ``(M, 32, 8B)``, whose column ``t B + b`` has a 1 in the
+    rows of the key and of the value of entry ``t`` of lookup ``b``, and
+    ``query`` ``(M, 16 n_keys, B)``, whose column ``b`` has a 1 in row
+    ``16 j + k_j`` for the key ``k_j`` named in each slot ``j``.
+    """
     M, B, n_keys = batch.asked.shape
-    model = np.arange(M)[:, None, None]  # (M, 1, 1): each model reads its own table
-    entries = E[model, batch.keys] + E[model, N_SYMBOLS + batch.values]  # (M, B, 8, d)
-    slots = 2 * N_SYMBOLS + N_SYMBOLS * np.arange(n_keys)  # the first row of each asked slot
-    query = E[model, slots + batch.asked_keys].sum(axis=2)  # (M, B, n_keys, d) -> (M, B, d)
-    return np.concatenate([entries, query[:, :, None]], axis=2)  # (M, B, 9, d)
+    keys, values = _t(batch.keys).reshape(M, 1, -1), _t(batch.values).reshape(M, 1, -1)  # (M, B, 8) -> (M, 1, 8B)
+    entries = _ones_at(np.concatenate([keys, N_SYMBOLS + values], axis=1), 2 * N_SYMBOLS, dtype)  # (M, 32, 8B)
+    slots = N_SYMBOLS * np.arange(n_keys)[:, None] + _t(batch.asked_keys)  # (M, n_keys, B)
+    return entries, _ones_at(slots, n_keys * N_SYMBOLS, dtype)  # (M, 32, 8B), (M, 16 n_keys, B)
 
 
-def _embed_backward(dX, batch, dE):
-    """Add each token's gradient to the rows of ``E`` it was made of, into ``dE`` ``(M, n_codes, d)``."""
-    M, B, n_keys = batch.asked.shape
-    one_hot = np.eye(N_SYMBOLS, dtype=dX.dtype)
-    d_entries = dX[:, :, :-1].reshape(M, -1, dX.shape[-1])  # (M, 8B, d)
-    dE[:, :N_SYMBOLS] = _t(one_hot[batch.keys.reshape(M, -1)]) @ d_entries  # (M, 16, 8B) @ (M, 8B, d)
-    dE[:, N_SYMBOLS:2 * N_SYMBOLS] = _t(one_hot[batch.values.reshape(M, -1)]) @ d_entries
-    asked = one_hot[batch.asked_keys]  # (M, B, n_keys, 16)
-    for j in range(n_keys):
-        rows = slice(2 * N_SYMBOLS + N_SYMBOLS * j, 2 * N_SYMBOLS + N_SYMBOLS * (j + 1))
-        dE[:, rows] = _t(asked[:, :, j]) @ dX[:, :, -1]  # (M, 16, B) @ (M, B, d) -> (M, 16, d)
-
-
-def _project(X, W):
-    """Each model's tokens times its weights, as one product per model: ``(M, ..., d), (M, d, k) -> (M, ..., k)``."""
-    M, d, k = W.shape
-    return (X.reshape(M, -1, d) @ W).reshape(*X.shape[:-1], k)
+def _ones_at(rows, n_rows, dtype):
+    """Zeros ``(M, n_rows, N)`` with a 1 in row ``rows[m, i, n]`` of column ``n``, for every ``i``: ``rows`` is ``(M, k, N)``."""
+    M, _, N = rows.shape
+    out = np.zeros((M, n_rows, N), dtype)
+    flat = (np.arange(M)[:, None, None] * n_rows + rows) * N + np.arange(N)  # where each 1 goes in out.ravel()
+    out.ravel()[flat] = 1
+    return out
 
 
 def _t(M):
@@ -186,29 +186,112 @@ def _t(M):
     return np.swapaxes(M, -1, -2)
 
 
+def _query_layer(w, one_hots, h):
+    r"""The model up to the heads' output, for the last token only, batch last: it asks, all 9 tokens answer.
+
+    Per head :math:`i`, with :math:`k_{it}`, :math:`v_{it}` the key and value of token :math:`t`,
+
+    .. math:: s_{it} = q_i \cdot k_{it} / \sqrt{d_k}, \quad a_i = \operatorname{softmax}_t(s_i),
+              \quad z_i = \textstyle\sum_t a_{it} v_{it}, \quad y = W_O^\top [z_1; \dots; z_h]
+
+    the last row of :func:`mha.multi_head_attention` on the 9 tokens
+    (``tests/test_training.py`` checks it). An entry is the sum of two rows of
+    ``E``, so its key and value are the same sums of rows of ``E W_K`` and
+    ``E W_V``: the 32 rows are projected once and picked by the one-hots,
+    and the entries' tokens are never formed.
+
+    Parameters
+    ----------
+    w : dict
+        The weights of :func:`param_shapes`, each with a leading axis ``M``.
+    one_hots : tuple
+        From :func:`_one_hots`.
+    h : int
+
+    Returns
+    -------
+    x_q : ndarray, shape (M, d, B)
+        The query token.
+    y : ndarray, shape (M, d, B)
+        What the heads add to it.
+    cache : dict
+        The intermediates :func:`_query_layer_backward` needs, with the weights ``A`` ``(M, h, 9, B)``.
+    """
+    entries, query = one_hots
+    E_T = _t(w["E"])  # (M, d, n_codes)
+    W_KV = np.concatenate([w["W_K"], w["W_V"]], axis=-1)  # keys' and values' columns side by side: (M, d, c)
+    (M, d, c), B = W_KV.shape, query.shape[-1]
+    d_k, d_v = w["W_Q"].shape[-1] // h, w["W_V"].shape[-1] // h
+    x_q = E_T[:, :, 2 * N_SYMBOLS:] @ query  # the query token: (M, d, 16 n_keys) @ (M, 16 n_keys, B) -> (M, d, B)
+    KV = np.empty((M, c, N_ENTRIES + 1, B), x_q.dtype)  # every token's key and value: (M, c, 9, B)
+    rows = _t(W_KV) @ E_T[:, :, :2 * N_SYMBOLS]  # each key's and each value's row of E, projected: (M, c, 32)
+    np.matmul(rows, entries, out=KV[:, :, :-1].reshape(M, c, -1))  # (M, c, 32) @ (M, 32, 8B) -> (M, c, 8B)
+    KV[:, :, -1] = _t(W_KV) @ x_q  # the query is a key and a value too: (M, c, d) @ (M, d, B)
+    K = KV[:, :h * d_k].reshape(M, h, d_k, -1, B)  # (M, h*d_k, 9, B) -> (M, h, d_k, 9, B)
+    V = KV[:, h * d_k:].reshape(M, h, d_v, -1, B)  # (M, h*d_v, 9, B) -> (M, h, d_v, 9, B)
+    q = (_t(w["W_Q"]) @ x_q).reshape(M, h, d_k, B)  # (M, h*d_k, d) @ (M, d, B) -> (M, h, d_k, B)
+    S = np.einsum("mhktb,mhkb->mhtb", K, q) * (1 / math.sqrt(d_k))  # one score per head and token: (M, h, 9, B)
+    A = np.exp(S - S.max(axis=2, keepdims=True))  # every exponent <= 0: nothing overflows
+    A *= 1 / A.sum(axis=2, keepdims=True)  # softmax over the 9 tokens: (M, h, 9, B)
+    Z = np.einsum("mhtb,mhvtb->mhvb", A, V)  # each head's weighted sum of values: (M, h, d_v, B)
+    concat = Z.reshape(M, h * d_v, B)  # the heads side by side: (M, h*d_v, B)
+    y = _t(w["W_O"]) @ concat  # (M, d, h*d_v) @ (M, h*d_v, B) -> (M, d, B)
+    return x_q, y, {"W_KV": W_KV, "x_q": x_q, "KV": KV, "q": q, "A": A, "concat": concat}
+
+
+def _query_layer_backward(w, one_hots, h, cache, dy, dx_q):
+    r"""Gradients through :func:`_query_layer`, from ``dy`` and ``dx_q`` ``(M, d, B)``, for every weight it uses.
+
+    The same steps as :func:`mha.backward.attend_backward`, for one query row;
+    the softmax's Jacobian is :math:`ds_t = a_t\,(da_t - \sum_u da_u a_u)`.
+    The entries' gradients go back through the one-hots to the rows of ``E``.
+    ``tests/test_training.py`` checks the result against :func:`mha.attention_backward`.
+
+    Returns
+    -------
+    dict of str to ndarray
+        ``E``, ``W_Q``, ``W_K``, ``W_V``, ``W_O``, each with a leading axis ``M``.
+    """
+    entries, query = one_hots
+    W_KV, x_q, KV, q, A = cache["W_KV"], cache["x_q"], cache["KV"], cache["q"], cache["A"]
+    M, c, T, B = KV.shape
+    d_k, d_v = q.shape[2], w["W_V"].shape[-1] // h
+    K = KV[:, :h * d_k].reshape(M, h, d_k, T, B)
+    V = KV[:, h * d_k:].reshape(M, h, d_v, T, B)
+    grads = {"W_O": cache["concat"] @ _t(dy)}  # (M, h*d_v, B) @ (M, B, d) -> (M, h*d_v, d)
+    dZ = (w["W_O"] @ dy).reshape(M, h, d_v, B)  # (M, h*d_v, d) @ (M, d, B) -> (M, h, d_v, B)
+    dKV = np.empty_like(KV)  # (M, c, 9, B)
+    dK = dKV[:, :h * d_k].reshape(M, h, d_k, T, B)
+    dV = dKV[:, h * d_k:].reshape(M, h, d_v, T, B)
+    np.multiply(A[:, :, None], dZ[..., None, :], out=dV)  # each token's value got weight a_t: (M, h, d_v, 9, B)
+    dA = np.einsum("mhvb,mhvtb->mhtb", dZ, V)  # (M, h, 9, B)
+    dS = A * (dA - (dA * A).sum(axis=2, keepdims=True))  # the softmax's Jacobian: (M, h, 9, B)
+    dS *= 1 / math.sqrt(d_k)  # the scores were divided by √d_k
+    dq = np.einsum("mhtb,mhktb->mhkb", dS, K).reshape(M, h * d_k, B)  # (M, h, d_k, B) -> (M, h*d_k, B)
+    np.multiply(dS[:, :, None], q[..., None, :], out=dK)  # (M, h, d_k, 9, B)
+    dKV_q = dKV[:, :, -1]  # the query token's key and value: (M, c, B)
+    per_row = _t(dKV[:, :, :-1].reshape(M, c, -1) @ _t(entries))  # summed by row of E: (M, c, 8B) @ (M, 8B, 32)
+    dx_q = dx_q + w["W_Q"] @ dq + W_KV @ dKV_q  # the query asked, and was a key and a value: (M, d, B)
+    dW_KV = _t(w["E"][:, :2 * N_SYMBOLS]) @ per_row + x_q @ _t(dKV_q)  # (M, d, 32) @ (M, 32, c) + (M, d, B) @ (M, B, c)
+    grads["W_Q"] = x_q @ _t(dq)  # (M, d, B) @ (M, B, h*d_k) -> (M, d, h*d_k)
+    grads["W_K"], grads["W_V"] = dW_KV[..., :h * d_k], dW_KV[..., h * d_k:]  # (M, d, h*d_k), (M, d, h*d_v)
+    grads["E"] = np.concatenate([per_row @ _t(W_KV),  # entries' rows: (M, 32, c) @ (M, c, d) -> (M, 32, d)
+                                 query @ _t(dx_q)], axis=1)  # asked slots' rows: (M, 16 n_keys, B) @ (M, B, d)
+    return grads
+
+
+def _log_softmax(logits, axis):
+    shifted = logits - logits.max(axis=axis, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+
+
 def _forward(w, batch, h):
-    """The layer for the query token only: it asks, the 8 entries and the query itself answer."""
-    X = _embed(w["E"], batch)  # (M, B, 9, d)
-    x_q = X[:, :, -1:]  # the query token: (M, B, 1, d)
-    Q = split_heads(_project(x_q, w["W_Q"]), h)  # (M, B, 1, h*d_k) -> (M, B, h, 1, d_k)
-    K = split_heads(_project(X, w["W_K"]), h)  # (M, B, 9, h*d_k) -> (M, B, h, 9, d_k)
-    V = split_heads(_project(X, w["W_V"]), h)  # (M, B, 9, h*d_v) -> (M, B, h, 9, d_v)
-    Z, A = scaled_dot_product_attention(Q, K, V)  # (M, B, h, 1, d_v), (M, B, h, 1, 9)
-    concat = merge_heads(Z)[:, :, 0]  # (M, B, h, 1, d_v) -> (M, B, h*d_v)
-    z = x_q[:, :, 0] + concat @ w["W_O"]  # the query plus what its heads read (a residual): (M, B, d)
-    logits = z[:, None] @ w["R"] + w["c"][..., None, :]  # (M, 1, B, d) @ (M, n_keys, d, 16) -> (M, n_keys, B, 16)
-    return {"X": X, "Q": Q, "K": K, "V": V, "A": A, "concat": concat, "z": z, "logits": logits}
-
-
-def _log_softmax(logits):
-    shifted = logits - logits.max(axis=-1, keepdims=True)
-    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
-
-
-def _joined(M):
-    """``(..., h, S, w) -> (..., S, h*w)``: heads side by side again."""
-    *lead, h, S, w = M.shape
-    return np.swapaxes(M, -3, -2).reshape(*lead, S, h * w)
+    """The whole model: the layer, the residual, the readouts (batch last)."""
+    one_hots = _one_hots(batch, w["E"].dtype)
+    x_q, y, cache = _query_layer(w, one_hots, h)
+    z = x_q + y  # the query plus what its heads read (a residual): (M, d, B)
+    logits = _t(w["R"]) @ z[:, None] + w["c"][..., None]  # (M, n_keys, 16, d) @ (M, 1, d, B) -> (M, n_keys, 16, B)
+    return {"one_hots": one_hots, "x_q": x_q, "z": z, "cache": cache, "A": cache["A"], "logits": logits}
 
 
 def loss_and_grads(theta, shapes, batch, h):
@@ -217,7 +300,8 @@ def loss_and_grads(theta, shapes, batch, h):
     .. math:: L = -\frac{1}{B\,n}\sum_{b, j} \log p_{bj}(\text{answer}_{bj}), \qquad
               \frac{\partial L}{\partial \text{logits}_{bj}} = \frac{p_{bj} - \text{onehot}(\text{answer}_{bj})}{B\,n}
 
-    The heads' part of the gradient is :func:`mha.backward.attend_backward`.
+    The heads' part of the gradient follows :func:`mha.backward.attend_backward`
+    step by step, for the one query row (:func:`_query_layer_backward`).
 
     Parameters
     ----------
@@ -234,37 +318,30 @@ def loss_and_grads(theta, shapes, batch, h):
     """
     w = unpack(theta, shapes)
     f = _forward(w, batch, h)
-    X, z = f["X"], f["z"]
-    M, n_keys, B, n_out = f["logits"].shape
+    M, n_keys, n_out, B = f["logits"].shape
     grad = np.empty_like(theta)
     g = unpack(grad, shapes)
-    log_p = _log_softmax(f["logits"])  # (M, n_keys, B, 16)
-    target = np.eye(n_out, dtype=log_p.dtype)[_t(batch.answers)]  # one-hot answers: (M, n_keys, B, 16)
+    log_p = _log_softmax(f["logits"], axis=2)  # (M, n_keys, 16, B)
+    answers = _t(batch.answers).reshape(M * n_keys, 1, B)  # (M, B, n_keys) -> (M n_keys, 1, B)
+    target = _ones_at(answers, n_out, log_p.dtype).reshape(log_p.shape)  # one-hot answers: (M, n_keys, 16, B)
     loss = -(log_p * target).sum(axis=(1, 2, 3)) / (B * n_keys)  # (M,)
-    dlogits = (np.exp(log_p) - target) / (B * n_keys)  # (M, n_keys, B, 16)
-    g["R"][...] = _t(z)[:, None] @ dlogits  # (M, 1, d, B) @ (M, n_keys, B, 16) -> (M, n_keys, d, 16)
-    g["c"][...] = dlogits.sum(axis=2)  # (M, n_keys, 16)
-    dz = (dlogits @ _t(w["R"])).sum(axis=1)  # (M, n_keys, B, 16) @ (M, n_keys, 16, d) -> (M, B, d)
-    g["W_O"][...] = _t(f["concat"]) @ dz  # (M, h*d_v, B) @ (M, B, d) -> (M, h*d_v, d)
-    dZ = (dz @ _t(w["W_O"])).reshape(M, B, h, 1, -1)  # (M, B, d) -> (M, B, h*d_v) -> (M, B, h, 1, d_v)
-    dQ, dK, dV = attend_backward(f["Q"], f["K"], f["V"], f["A"], dZ)  # (M, B, h, 1, d_k), (M, B, h, 9, ·)
-    dQ, dK, dV = dQ.reshape(M, B, -1), _joined(dK), _joined(dV)  # (M, B, h*d_k), (M, B, 9, h*d_k), (M, B, 9, h*d_v)
-    tokens = X.reshape(M, -1, X.shape[-1])  # (M, 9B, d)
-    g["W_Q"][...] = _t(X[:, :, -1]) @ dQ  # (M, d, B) @ (M, B, h*d_k) -> (M, d, h*d_k)
-    g["W_K"][...] = _t(tokens) @ dK.reshape(M, tokens.shape[1], -1)  # (M, d, 9B) @ (M, 9B, h*d_k)
-    g["W_V"][...] = _t(tokens) @ dV.reshape(M, tokens.shape[1], -1)  # (M, d, 9B) @ (M, 9B, h*d_v)
-    dX = _project(dK, _t(w["W_K"])) + _project(dV, _t(w["W_V"]))  # every token is a key and a value: (M, B, 9, d)
-    dX[:, :, -1] += dQ @ _t(w["W_Q"]) + dz  # the query also asked, and is the residual: (M, B, d)
-    _embed_backward(dX, batch, g["E"])  # each row of E gets the gradients of the tokens it is in
+    dlogits = (np.exp(log_p) - target) * (1 / (B * n_keys))  # (M, n_keys, 16, B)
+    g["R"][...] = f["z"][:, None] @ _t(dlogits)  # (M, 1, d, B) @ (M, n_keys, B, 16) -> (M, n_keys, d, 16)
+    g["c"][...] = dlogits.sum(axis=-1)  # (M, n_keys, 16)
+    dz = (w["R"] @ dlogits).sum(axis=1)  # (M, n_keys, d, 16) @ (M, n_keys, 16, B) -> (M, d, B)
+    # z = x_q + y: the residual hands dz to the query token directly, and to the heads' output
+    for name, value in _query_layer_backward(w, f["one_hots"], h, f["cache"], dz, dz).items():
+        g[name][...] = value
     return loss, grad
 
 
 def predict(theta, shapes, batch, h):
     """Each model's answers ``(M, B, n_keys)``, losses per answer ``(M, B, n_keys)`` and query weights ``(M, B, h, 9)``."""
     f = _forward(unpack(theta, shapes), batch, h)
-    log_p = _log_softmax(f["logits"])  # (M, n_keys, B, 16)
-    losses = -np.take_along_axis(log_p, _t(batch.answers)[..., None], axis=-1)[..., 0]  # (M, n_keys, B)
-    return _t(f["logits"].argmax(axis=-1)), _t(losses), f["A"][..., 0, :]  # (M, B, h, 1, 9) -> (M, B, h, 9)
+    log_p = _log_softmax(f["logits"], axis=2)  # (M, n_keys, 16, B)
+    losses = -np.take_along_axis(log_p, _t(batch.answers)[:, :, None], axis=2)[:, :, 0]  # (M, n_keys, B)
+    answers = f["logits"].argmax(axis=2)  # (M, n_keys, B)
+    return _t(answers), _t(losses), np.moveaxis(f["A"], -1, 1)  # (M, B, n_keys), (M, B, n_keys), (M, B, h, 9)
 
 
 # ================================================================ the optimiser
@@ -384,18 +461,30 @@ def _score(theta, shapes, h, n_keys):
     return right.mean(axis=1), losses.mean(axis=(1, 2)), on_asked.mean(axis=1)
 
 
-def _batches(rngs, steps, n_keys, chunk=100):
-    """``steps`` batches ``(M, B, ...)`` of fresh lookups, model ``m`` drawing its own with ``rngs[m]``.
+@functools.lru_cache(maxsize=4)
+def _training_lookups(seed, steps, n_keys, chunk=100):
+    """Every training lookup of seed ``seed``, ``steps * 256`` of them (read-only, small integers).
 
-    Drawn ``chunk`` batches at a time (fewer, larger draws); the stream of each model depends only on its rng.
+    Drawn ``chunk`` batches at a time from the second stream of
+    ``numpy.random.SeedSequence(seed).spawn(2)``. Kept for the few most recent
+    seeds: models with other head counts but the same seed train on the same
+    lookups without drawing them again.
     """
-    for start in range(0, steps, chunk):
-        n = min(chunk, steps - start)
-        draws = [lookup_batch(rng, n * BATCH, n_keys) for rng in rngs]
-        keys, values, asked = (np.stack([getattr(b, f) for b in draws]) for f in ("keys", "values", "asked"))
-        for i in range(n):
-            part = slice(i * BATCH, (i + 1) * BATCH)
-            yield LookupBatch(keys[:, part], values[:, part], asked[:, part])
+    rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[1])
+    draws = [lookup_batch(rng, min(chunk, steps - start) * BATCH, n_keys) for start in range(0, steps, chunk)]
+    fields = [np.concatenate([getattr(b, f) for b in draws]).astype(np.uint8) for f in ("keys", "values", "asked")]
+    for a in fields:
+        a.setflags(write=False)
+    return LookupBatch(*fields)
+
+
+def _batches(seeds, steps, n_keys):
+    """``steps`` batches ``(M, B, ...)`` of fresh lookups, model ``m`` reading the stream of ``seeds[m]``."""
+    streams = [_training_lookups(seed, steps, n_keys) for seed in seeds]
+    keys, values, asked = (np.stack([getattr(s, f) for s in streams]).reshape(len(seeds), steps, BATCH, -1)
+                           for f in ("keys", "values", "asked"))  # (M, steps, B, ·)
+    for step in range(steps):
+        yield LookupBatch(keys[:, step], values[:, step], asked[:, step])
 
 
 def train(h, *, d=16, d_k=None, n_keys=2, seeds=(0,), steps=1500, lr=PEAK_LR):
@@ -415,13 +504,13 @@ def train(h, *, d=16, d_k=None, n_keys=2, seeds=(0,), steps=1500, lr=PEAK_LR):
     seeds = check_counts(seeds, "seeds")
     steps = check_positive_int(steps, "steps")
     lr = check_number(lr, "lr", low=0.0, low_open=True, high=1.0)
-    streams = [[np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2)] for seed in seeds]
+    inits = [np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[0]) for seed in seeds]
     shapes = param_shapes(h, d, d_k, n_keys)
-    theta = np.stack([init_params(init, shapes) for init, _ in streams])  # (M, P)
+    theta = np.stack([init_params(rng, shapes) for rng in inits])  # (M, P)
     state, train_loss = {}, np.empty((len(seeds), steps))
     warmup = min(WARMUP, max(steps - 1, 1))
     with threadpool_limits(1, user_api="blas"):
-        for step, batch in enumerate(_batches([data for _, data in streams], steps, n_keys)):
+        for step, batch in enumerate(_batches(seeds, steps, n_keys)):
             train_loss[:, step], grad = loss_and_grads(theta, shapes, batch, h)
             adam_step(theta, grad, state, learning_rate(step, steps=steps, peak=lr, warmup=warmup))
     return theta, shapes, train_loss
@@ -487,3 +576,67 @@ def dictionary_lookup(h, *, d=16, d_k=None, n_keys=2, seed=0, steps=1500, lr=PEA
     """
     return dictionary_lookups(h, d=d, d_k=d_k, n_keys=n_keys, seeds=(check_count(seed, "seed"),), steps=steps,
                               lr=lr)[0]
+
+
+_SETTINGS = ("h", "d", "d_k", "n_keys", "seeds", "steps", "lr")
+
+
+def _cost(setting):
+    """A rough guess of a setting's training time, to hand the longest jobs out first."""
+    h, d = setting["h"], setting.get("d", 16)
+    d_k = setting.get("d_k") or d // max(h, 1)
+    return len(setting.get("seeds", (0, 1, 2))) * setting.get("steps", 1500) * (h * d_k + d)
+
+
+def _run_setting(setting):
+    return dictionary_lookups(**setting)
+
+
+def lookup_sweep(settings, *, processes=1):
+    """Several experiments of :func:`dictionary_lookups`, here or in worker processes.
+
+    Parameters
+    ----------
+    settings : sequence of dict
+        The keyword arguments of :func:`dictionary_lookups` for each experiment
+        (``h`` is required; ``d``, ``d_k``, ``n_keys``, ``seeds``, ``steps``, ``lr`` optional).
+    processes : int
+        How many worker processes to train in. 1 trains them here, one after
+        another. Workers are fresh Python processes (``spawn``), each with one
+        BLAS thread; a result depends only on its setting, so every value of
+        ``processes`` gives the same numbers. If workers cannot be started, the
+        experiments run here.
+
+    Returns
+    -------
+    list of list of LookupResult
+        For each setting, in order, one result per seed.
+
+    Examples
+    --------
+    >>> runs = lookup_sweep([{"h": 1, "seeds": (0,), "steps": 3}, {"h": 2, "seeds": (0, 1), "steps": 3}])
+    >>> [[r.h for r in rs] for rs in runs]
+    [[1], [2, 2]]
+    """
+    if isinstance(settings, (str, bytes, dict)) or not hasattr(settings, "__iter__"):
+        raise TypeError(f"settings must be a sequence of dicts of keyword arguments, got {type(settings).__name__}")
+    settings = [dict(s) if isinstance(s, dict) else s for s in settings]
+    for i, s in enumerate(settings):
+        if not isinstance(s, dict) or "h" not in s or set(s) - set(_SETTINGS):
+            raise ValueError(f"settings[{i}] must be a dict with 'h' and only the keys {', '.join(_SETTINGS)}; "
+                             f"got {s!r}")
+        train(**{**s, "steps": 1})  # every argument checked here, before any worker starts
+    processes = check_positive_int(processes, "processes")
+    if processes == 1 or len(settings) < 2:
+        return [_run_setting(s) for s in settings]
+    import concurrent.futures
+    import multiprocessing
+
+    order = sorted(range(len(settings)), key=lambda i: -_cost(settings[i]))
+    try:
+        with concurrent.futures.ProcessPoolExecutor(min(processes, len(settings)),
+                                                    mp_context=multiprocessing.get_context("spawn")) as pool:
+            futures = {i: pool.submit(_run_setting, settings[i]) for i in order}
+            return [futures[i].result() for i in range(len(settings))]
+    except (OSError, concurrent.futures.process.BrokenProcessPool):
+        return [_run_setting(s) for s in settings]

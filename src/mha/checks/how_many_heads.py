@@ -22,23 +22,50 @@ def _loss_name(index):
     return {(0,): "the loss at h = 1", (1,): "the loss at h = 32"}.get(tuple(index))
 
 
+def _bleu_mistakes(top, ends, expected):
+    """Plausible wrong readings of the table, each with its own reply."""
+    one, many = ends
+    by_h = {r.h: r for r in VASWANI2017_TABLE3_A}
+    below_one, below_many = by_h[4], by_h[16]  # the rows next to h = 1 and to h = 32
+    best_ppl = min(r.dev_ppl for r in VASWANI2017_TABLE3_A)
+    relative = ("these look like relative losses (a loss divided by a BLEU score, perhaps as a percentage). "
+                "The question asks for the drop itself, in BLEU points: the best score minus the row's score.")
+    return [
+        ([-g for g in expected], "both numbers are negative. A loss is the best BLEU minus the row's "
+                                 "BLEU, so it is positive."),
+        (expected[::-1], "the two numbers are swapped: the first is for h = 1, the second for h = 32."),
+        ([r.dev_ppl - best_ppl for r in ends], "these are perplexity differences. The question asks "
+                                               "about BLEU, the last column."),
+        ([r.dev_bleu for r in ends], "these are the two BLEU scores themselves. Subtract each from the "
+                                     "best score in the table."),
+        ([g / top for g in expected], relative), ([100 * g / top for g in expected], relative),
+        ([g / r.dev_bleu for g, r in zip(expected, ends)], relative),
+        ([100 * g / r.dev_bleu for g, r in zip(expected, ends)], relative),
+        ([top - below_one.dev_bleu, top - below_many.dev_bleu],
+         f"both numbers come from the neighbouring rows (h = {below_one.h} and h = {below_many.h}). Read the "
+         "rows whose first column says h = 1 and h = 32."),
+        ([top - below_one.dev_bleu, expected[1]],
+         f"the first number comes from the row h = {below_one.h}, the one below h = 1. The table has no row "
+         "h = 2: the first row is h = 1."),
+        ([expected[0], top - below_many.dev_bleu],
+         f"the second number comes from the row h = {below_many.h}, which ties for the best score. Use the "
+         "last row, h = 32."),
+        ([expected[0], many.dev_bleu - one.dev_bleu],
+         "the second number compares h = 32 with h = 1. Compare both rows with the best row instead."),
+    ]
+
+
 @checker("ex-bleu-gaps", kind="numeric")
 def bleu_gaps(answer):
     """BLEU lost by one head and by 32 heads, against the best row of Table 3 (A)."""
     top, _ = best_bleu()
     ends = (_row(1), _row(32))
     expected = [top - r.dev_bleu for r in ends]
-    best_ppl = min(r.dev_ppl for r in VASWANI2017_TABLE3_A)
     compare(answer, expected, "your pair of BLEU losses", atol=0.011, rtol=0, rounding_hint=False,
-            entry=_loss_name, mistakes=[
-                ([-g for g in expected], "both numbers are negative. A loss is the best BLEU minus the row's "
-                                         "BLEU, so it is positive."),
-                (expected[::-1], "the two numbers are swapped: the first is for h = 1, the second for h = 32."),
-                ([r.dev_ppl - best_ppl for r in ends], "these are perplexity differences. The question asks "
-                                                       "about BLEU, the last column."),
-                ([r.dev_bleu for r in ends], "these are the two BLEU scores themselves. Subtract each from the "
-                                             "best score in the table."),
-            ], shape_hint="Give two numbers: the loss at h = 1, then the loss at h = 32.")
+            entry=_loss_name, mistakes=_bleu_mistakes(top, ends, expected),
+            shape_hint="Give two numbers: the loss at h = 1, then the loss at h = 32.",
+            hint="Find the best BLEU (the largest number in the last column), then subtract the BLEU of the "
+                 "row h = 1 and of the row h = 32.")
     return "the single head loses more than twice as much as the 32 narrow heads."
 
 
