@@ -115,8 +115,12 @@ def head_browser(A, tokens, *, causal, intro, dom_class, start=(0, 0), first="th
     layer_stacks = [widgets.Stack(frames[l * h:(l + 1) * h], selected_index=i0, layout=shared) for l in range(L)]
     stack = widgets.Stack(layer_stacks, selected_index=l0, layout=shared)
     style = {"description_width": "initial", "button_width": "auto"}
-    layer_picker = (widgets.ToggleButtons if L <= 12 else widgets.Dropdown)(
-        options=[(name, l) for l, name in enumerate(names)], index=l0, description="layer", style=style)
+    layer_options = [(name, l) for l, name in enumerate(names)]
+    if L <= 12:  # a row of buttons; more layers than that go in a drop-down list
+        layer_picker = widgets.ToggleButtons(options=layer_options, index=l0, description="layer", style=style)
+    else:
+        layer_picker = widgets.Dropdown(options=layer_options, index=l0, description="layer",
+                                        style={"description_width": "initial"})
     head_picker = widgets.ToggleButtons(options=[(str(i), i) for i in range(h)], index=i0, description="head",
                                         style=style)
     widgets.jslink((layer_picker, "index"), (stack, "selected_index"))
