@@ -256,3 +256,14 @@ def test_wordpiece_pieces_are_checked():
     with pytest.raises(TypeError, match="text must be a str"):
         tok.pre_tokenize(b"ab")
     assert tok.word_pieces("ab") == ["ab"]
+
+
+def test_one_head_sweep_equals_keeping_one_head_by_removing_the_others():
+    from mha.models.texts import PARAPHRASES
+    model = minilm.load()
+    texts = [s for item in PARAPHRASES[:2] for s in item]
+    sweep = model.one_head_sweep(texts)  # (L, h, B, d)
+    assert sweep.shape == (model.L, model.h, len(texts), model.d)
+    for layer, head in [(0, 3), (5, 11), (2, 0)]:
+        alone = model.embed(texts, remove=[(layer, j) for j in range(model.h) if j != head])
+        assert np.allclose(sweep[layer, head], alone, atol=1e-5)

@@ -365,6 +365,19 @@ class MiniLM:
         computed once, since only the product with ``W^O`` differs between its
         heads; and the matrix products skip the padding.
         """
+        return self._variant_sweep(texts, only=False)
+
+    def one_head_sweep(self, texts):
+        """Sentence embeddings with one layer cut to a single head: shape (L, h, B, d).
+
+        Entry ``[l, i]`` equals ``embed(texts, remove=[(l, j) for j != i])``
+        (to float32 rounding): in layer ``l`` only head ``i`` is kept (with the
+        bias :math:`b^O`), every other layer is whole. Computed like
+        :meth:`ablation_sweep`, reusing the layers before ``l``.
+        """
+        return self._variant_sweep(texts, only=True)
+
+    def _variant_sweep(self, texts, *, only):
         run = texts if isinstance(texts, EncoderRun) else self.run(texts)
         mask = run.batch.mask
         B = mask.shape[0]
@@ -373,7 +386,12 @@ class MiniLM:
             lay = self.layers[i]
             X = run.hidden[i][mask]  # (B, T, d) -> (n, d): the real tokens only
             concat = self._packed_heads(X, mask, lay)  # (n, h*d_v)
-            Z = without_each_head(concat, lay.W_O, self.h, lay.b_O)  # (h, n, d): head k removed in row k
+            if only:
+                d_v = concat.shape[-1] // self.h
+                per_head = concat.reshape(-1, self.h, d_v).transpose(1, 0, 2)  # (n, h*d_v) -> (h, n, d_v)
+                Z = per_head @ lay.W_O.reshape(self.h, d_v, -1) + lay.b_O  # (h, n, d): only head k in row k
+            else:
+                Z = without_each_head(concat, lay.W_O, self.h, lay.b_O)  # (h, n, d): head k removed in row k
             X1 = layer_norm(X[None] + Z, lay.gamma_1, lay.beta_1, self.eps)
             Y = self._feed_forward(X1, lay).reshape(-1, self.d)  # (h*n, d): h variants one after another
             big_mask = np.tile(mask, (self.h, 1))  # (h*B, T)
