@@ -21,6 +21,25 @@ learning rate of 1e-3; and 4x longer training, with the accuracy of each asked k
 and one head's weights on the two asked entries. It writes the record
 ``benchmarks/results/bench_training_controls.json`` (and a ``.txt`` summary), which
 chapter 05 reads and glues from.
+
+Measured on the book's 2-core machine while other jobs shared it (load 3-6, so the
+wall seconds are pessimistic and the two workers got about one core between them):
+
+* ``step`` (one model, ms per step; ``--repeat 100``): NumPy 1.65 / 1.89 / 1.61 / 2.33 /
+  3.11 for h = 1, 2, 4, 8, 16 against PyTorch 6.46 / 6.77 / 8.75 / 8.95 / 9.58, a ratio
+  of 0.18-0.32 (at this size PyTorch's cost per operation dominates). Three seeds side by
+  side: 4.8-7.2 ms per step.
+* ``section``: 31.8 s CPU for everything the chapter trains (2 processes: 31.4 s wall;
+  1 process: 31.4 s wall, 29.2 s CPU). Before the training step was rewritten (batch
+  axis last, one query row) the chapter executed in about 80 s. The rest of the chapter
+  takes about 4 s of CPU, so on two idle cores we estimate 16 s (half the training CPU)
+  + 4 s + the kernel's start, about 21 s; it could not be measured here with the
+  machine shared.
+* ``controls`` (3 seeds each; the record in ``results/`` has every number): four keys
+  at d = 32, h = 1 .. 32: 0.32, 0.54, 1.00, 1.00, 0.33, 0.27; one key, h = 1 .. 16:
+  1.00, 1.00, 1.00, 0.997, 0.68; peak lr 1e-3: 0.50, 0.62, 0.39, 0.26, 0.22; 6000
+  steps, h = 1, 2, 8, 16: 0.530 (its keys 0.959 and 0.101, weights 0.50 and 0.44 on the
+  two named entries), 1.000, 1.000, 0.582.
 """
 
 from __future__ import annotations

@@ -76,12 +76,12 @@ class LookupBatch:
     values: np.ndarray
     asked: np.ndarray
 
-    @property
+    @functools.cached_property
     def asked_keys(self):
         """The keys the query names, ``(B, n_keys)``."""
         return np.take_along_axis(self.keys, self.asked, axis=-1)
 
-    @property
+    @functools.cached_property
     def answers(self):
         """The values to answer, ``(B, n_keys)``."""
         return np.take_along_axis(self.values, self.asked, axis=-1)
@@ -176,9 +176,14 @@ def _ones_at(rows, n_rows, dtype):
     """Zeros ``(M, n_rows, N)`` with a 1 in row ``rows[m, i, n]`` of column ``n``, for every ``i``: ``rows`` is ``(M, k, N)``."""
     M, _, N = rows.shape
     out = np.zeros((M, n_rows, N), dtype)
-    flat = (np.arange(M)[:, None, None] * n_rows + rows) * N + np.arange(N)  # where each 1 goes in out.ravel()
-    out.ravel()[flat] = 1
+    out.ravel()[rows.astype(np.intp) * N + _column_starts(M, n_rows, N)] = 1  # where each 1 goes in out.ravel()
     return out
+
+
+@functools.lru_cache(maxsize=16)
+def _column_starts(M, n_rows, N):
+    """The place of row 0 of each column of an ``(M, n_rows, N)`` array in its ``ravel()``: ``(M, 1, N)``."""
+    return (np.arange(M)[:, None, None] * n_rows * N + np.arange(N)).astype(np.intp)
 
 
 def _t(M):
@@ -483,8 +488,11 @@ def _batches(seeds, steps, n_keys):
     streams = [_training_lookups(seed, steps, n_keys) for seed in seeds]
     keys, values, asked = (np.stack([getattr(s, f) for s in streams]).reshape(len(seeds), steps, BATCH, -1)
                            for f in ("keys", "values", "asked"))  # (M, steps, B, ·)
+    asked_keys, answers = (np.take_along_axis(a, asked, axis=-1) for a in (keys, values))  # once for all steps
     for step in range(steps):
-        yield LookupBatch(keys[:, step], values[:, step], asked[:, step])
+        batch = LookupBatch(keys[:, step], values[:, step], asked[:, step])
+        batch.__dict__.update(asked_keys=asked_keys[:, step], answers=answers[:, step])  # the cached properties
+        yield batch
 
 
 def train(h, *, d=16, d_k=None, n_keys=2, seeds=(0,), steps=1500, lr=PEAK_LR):
@@ -588,6 +596,12 @@ def _cost(setting):
     return len(setting.get("seeds", (0, 1, 2))) * setting.get("steps", 1500) * (h * d_k + d)
 
 
+def _usable_cpus():
+    import os
+
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
 def _run_setting(setting):
     return dictionary_lookups(**setting)
 
@@ -601,11 +615,13 @@ def lookup_sweep(settings, *, processes=1):
         The keyword arguments of :func:`dictionary_lookups` for each experiment
         (``h`` is required; ``d``, ``d_k``, ``n_keys``, ``seeds``, ``steps``, ``lr`` optional).
     processes : int
-        How many worker processes to train in. 1 trains them here, one after
-        another. Workers are fresh Python processes (``spawn``), each with one
-        BLAS thread; a result depends only on its setting, so every value of
-        ``processes`` gives the same numbers. If workers cannot be started, the
-        experiments run here.
+        How many worker processes to train in, at most one per CPU this process
+        may use. 1 trains them here, one after another. Workers are fresh
+        Python processes (``spawn``; a script that calls this needs the
+        ``if __name__ == "__main__":`` guard), each with one BLAS thread. A
+        result depends only on its setting, so every value of ``processes``
+        gives the same numbers. If workers cannot be started, the experiments
+        run here.
 
     Returns
     -------
@@ -626,7 +642,7 @@ def lookup_sweep(settings, *, processes=1):
             raise ValueError(f"settings[{i}] must be a dict with 'h' and only the keys {', '.join(_SETTINGS)}; "
                              f"got {s!r}")
         train(**{**s, "steps": 1})  # every argument checked here, before any worker starts
-    processes = check_positive_int(processes, "processes")
+    processes = min(check_positive_int(processes, "processes"), _usable_cpus())
     if processes == 1 or len(settings) < 2:
         return [_run_setting(s) for s in settings]
     import concurrent.futures
