@@ -114,6 +114,11 @@ def test_repeated_tokens_are_two_copies_of_different_tokens():
     (lambda: induction.next_token_nll(np.full((2, 4), np.nan), [0, 1]), ValueError, "logits"),
     (lambda: induction.repeated_tokens(5, 4), ValueError, "at least n"),
     (lambda: induction.repeated_tokens(2, 4, seed=-1), ValueError, "seed"),
+    (lambda: induction.embed([0, 1], "stream"), TypeError, "s must be a Stream"),
+    (lambda: induction.embed([0, 1, 2], induction.stream(3, 2)), ValueError, "1 <= T <= N = 2"),
+    (lambda: induction.embed([0, 3], induction.stream(3, 2)), ValueError, "from 0 to 2"),
+    (lambda: induction.previous_token_head(induction.stream(3, 2), -1.0), ValueError, "sharpness"),
+    (lambda: induction.unembed(induction.stream(3, 2), "big"), TypeError, "scale"),
 ])
 def test_bad_input_is_refused_clearly(call, error, message):
     with pytest.raises(error, match=message):

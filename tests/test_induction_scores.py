@@ -79,6 +79,11 @@ def test_an_even_causal_head_scores_the_chance_level():
     assert 0.013 < chance < 0.015  # the "chance about 0.014" of 50 tokens repeated twice
 
 
+def test_numpy_integers_are_periods_too():
+    A = _causal_uniform(6)[None, None]
+    np.testing.assert_allclose(heads.induction_scores(A, np.int64(3)), heads.induction_scores(A, 3))
+
+
 def test_float32_in_gives_finite_scores():
     A = mha.softmax(np.random.default_rng(0).normal(size=(2, 2, 5, 5)), axis=-1).astype(np.float32)
     out = heads.induction_scores(A, 2)

@@ -87,9 +87,23 @@ def stream(V, N):
     return Stream(V, N)
 
 
+def _layout(s):
+    if not isinstance(s, Stream):
+        raise TypeError(f"s must be a Stream (from mha.induction.stream), got {type(s).__name__}")
+    return s
+
+
+def _strength(value, name):
+    return check_number(value, name, low=0, low_open=True, high=50)
+
+
 def embed(ids, s: Stream):
-    """One-hot token plus one-hot position; ``previous`` and ``output`` start at zero: (T,) -> (T, d)."""
-    T = ids.shape[-1]
+    """One-hot token plus one-hot position; ``previous`` and ``output`` start at zero: (..., T) -> (..., T, d)."""
+    s = _layout(s)
+    ids = as_index_array(ids, "ids", s.V)
+    T = ids.shape[-1] if ids.ndim else 0
+    if not 1 <= T <= s.N:
+        raise ValueError(f"ids must have shape (..., T) with 1 <= T <= N = {s.N}, got shape {ids.shape}")
     X = np.zeros((*ids.shape, s.d))  # (..., T, d)
     X[..., s.token] = np.eye(s.V)[ids]  # (..., T) -> (..., T, V)
     X[..., s.position] = np.eye(s.N)[:T]  # (T, N), the same for every text
@@ -105,6 +119,7 @@ def previous_token_head(s: Stream, sharpness):
     score :math:`q_t \cdot k_s / \sqrt{N}` is ``sharpness`` when ``s = t - 1``
     and 0 otherwise.
     """
+    s, sharpness = _layout(s), _strength(sharpness, "sharpness")
     W_Q = np.zeros((s.d, s.N))  # (d, d_k = N)
     W_K = np.zeros((s.d, s.N))
     pos = np.arange(s.N)
@@ -128,6 +143,7 @@ def induction_head(s: Stream, sharpness):
     ``sharpness`` at position 0. The value is the key's own token, written
     into ``output``.
     """
+    s, sharpness = _layout(s), _strength(sharpness, "sharpness")
     d_k = s.V + 1
     c = sharpness * math.sqrt(d_k)
     W_Q = np.zeros((s.d, d_k))  # (d, d_k = V + 1)
@@ -145,6 +161,7 @@ def induction_head(s: Stream, sharpness):
 
 def unembed(s: Stream, scale):
     """Next-token scores read from the ``output`` subspace, times ``scale``: ``W_U`` of shape (d, V)."""
+    s, scale = _layout(s), _strength(scale, "scale")
     W_U = np.zeros((s.d, s.V))
     W_U[s.output, :] = scale * np.eye(s.V)
     return W_U
@@ -168,8 +185,6 @@ def build(V=12, N=32, *, sharpness=8.0, scale=6.0):
     surer guesses.
     """
     s = stream(V, N)
-    sharpness = check_number(sharpness, "sharpness", low=0, low_open=True, high=50)
-    scale = check_number(scale, "scale", low=0, low_open=True, high=50)
     return Toy(s, previous_token_head(s, sharpness), induction_head(s, sharpness), unembed(s, scale))
 
 
