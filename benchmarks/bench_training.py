@@ -30,8 +30,9 @@ wall seconds are pessimistic and the two workers got about one core between them
   of 0.18-0.32 (at this size PyTorch's cost per operation dominates). Three seeds side by
   side: 4.8-7.2 ms per step.
 * ``section``: 31.8 s CPU for everything the chapter trains (2 processes: 31.4 s wall;
-  1 process: 31.4 s wall, 29.2 s CPU). Before the training step was rewritten (batch
-  axis last, one query row) the chapter executed in about 80 s. The rest of the chapter
+  1 process: 31.4 s wall, 29.2 s CPU). The training step before this rewrite (batch
+  axis first, the library's split heads) needed 91.7 s CPU for the same runs, with the
+  same accuracies. The rest of the chapter
   takes about 4 s of CPU, so on two idle cores we estimate 16 s (half the training CPU)
   + 4 s + the kernel's start, about 21 s; it could not be measured here with the
   machine shared.

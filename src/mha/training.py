@@ -27,7 +27,9 @@ samples, the mean cross-entropy over the answers. Embeddings start as
 N(0, 1), projections as N(0, 1/fan_in), biases at 0. Everything is float32.
 The score is the accuracy on one fixed test set of 8192 samples.
 
-:func:`dictionary_lookup` runs one experiment and is deterministic per seed.
+:func:`dictionary_lookup` runs one experiment and is deterministic per seed;
+:func:`dictionary_lookups` trains several seeds side by side, and
+:func:`lookup_sweep` several settings, in worker processes if asked.
 """
 
 from __future__ import annotations
