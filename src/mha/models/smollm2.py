@@ -452,7 +452,9 @@ class NoisySmolLM2(SmolLM2):
     stands as far from ours as ours may stand from the original weights. The
     errors are fixed by ``seed`` and layer, so each layer gets the same ones
     every time it is read. The embeddings and the norms' weights are left as
-    they are.
+    they are. Drawing the errors costs more than reading a layer, so each
+    layer's noisy weights are kept once made (about 14 MB a layer, 420 MB for
+    all 30: delete the model to free them).
     """
 
     _MATRICES = ("W_Q", "W_K", "W_V", "W_O", "W_gate", "W_up", "W_down")
@@ -460,13 +462,18 @@ class NoisySmolLM2(SmolLM2):
     def __init__(self, gguf: GGUFFile, seed=0):
         super().__init__(gguf)
         self.seed = check_index(seed, "seed", np.iinfo(np.int64).max)
+        self._made = {}
 
     def weights(self, i) -> LayerWeights:
         """Layer ``i``'s weights with the fixed extra rounding error added (float32)."""
-        w = super().weights(i)
-        rng = np.random.default_rng([self.seed, check_index(i, "i", self.L)])
-        stored = {name: getattr(w, name).T for name in self._MATRICES}  # (out, in): rows as in the file
-        return LayerWeights(**{**w.__dict__, **{name: (M + rounding_noise(M, rng)).T for name, M in stored.items()}})
+        i = check_index(i, "i", self.L)
+        if i not in self._made:
+            w = super().weights(i)
+            rng = np.random.default_rng([self.seed, i])
+            stored = {name: getattr(w, name).T for name in self._MATRICES}  # (out, in): rows as in the file
+            noisy = {name: (M + rounding_noise(M, rng)).T for name, M in stored.items()}
+            self._made[i] = LayerWeights(**{**w.__dict__, **noisy})
+        return self._made[i]
 
 
 def load(path=None, *, noise_seed=None) -> SmolLM2:
