@@ -69,7 +69,9 @@ def as_float_array(x, name: str, *, allow_neg_inf: bool = False) -> np.ndarray:
             f"{name} must hold real numbers (float16, float32, float64 or integers), got an array of "
             f"dtype {arr.dtype} with shape {arr.shape}"
         )
-    if np.isfinite(arr).all():  # the common case: one fast pass
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = np.add.reduce(arr, axis=None)  # NaN and inf survive a sum; a finite sum means every entry is finite
+    if np.isfinite(total):  # the common case: one pass, no temporary array
         return arr
     bad = np.isnan(arr) | np.isposinf(arr) | (np.isneginf(arr) & (not allow_neg_inf))
     if bad.any():
@@ -328,8 +330,9 @@ class ScoreType(NamedTuple):
 def _max_row_norm(x) -> float:
     if x.size == 0:
         return 0.0
+    work = np.result_type(x, np.float32)  # float16 squares would overflow at 256; a bound needs no more
     with np.errstate(over="ignore"):  # a huge row gives inf: the bound is then "unbounded", as it should
-        return math.sqrt(float(np.einsum("...i,...i->...", x, x, dtype=np.float64).max()))
+        return math.sqrt(float(np.einsum("...i,...i->...", x, x, dtype=work).max()))
 
 
 def score_dtype(Q, K, V):

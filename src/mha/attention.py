@@ -42,7 +42,6 @@ __all__ = [
 #: reads only keys ``0 .. t1 - 1``, so almost half of the ``T x T`` products are never done.
 #: Up to two blocks' worth of positions, one masked product is faster, and is used instead.
 CAUSAL_BLOCK_ROWS = 256
-_BLOCK_ENTRIES = 2**18  # weights per block (1 MiB of float32): long texts use shorter blocks
 
 
 # ================================================================ softmax
@@ -143,39 +142,36 @@ def _attend(Q, K, V, allowed=None, shift=True):
 
 
 def _attend_causal(Q, K, V, allowed=None, shift=True):
-    """:func:`_attend` with query ``t`` seeing keys ``s <= t``, one head and block of query rows at a time.
+    """:func:`_attend` with query ``t`` seeing keys ``s <= t``, one block of query rows at a time.
 
-    Block ``[t0, t1)`` of a head multiplies its queries with keys ``0 .. t1 - 1``
-    only and writes its weights straight into the returned ``(..., T, T)`` array,
-    whose upper triangle stays 0: the products, exponentials and sums above the
-    diagonal block are never done. A block is small enough to stay in the cache
-    from its product through the softmax to its weighted sum of values.
+    Block ``[t0, t1)`` multiplies its queries with keys ``0 .. t1 - 1`` only and
+    writes its weights straight into the returned ``(..., T, T)`` array, whose
+    upper triangle stays 0: the products, exponentials and sums above the
+    diagonal block are never done.
     """
     T, d_k = Q.shape[-2:]
-    if T <= 2 * CAUSAL_BLOCK_ROWS:  # a short text: one masked product is faster than the loop (benchmarks/bench_costs.py)
+    rows = CAUSAL_BLOCK_ROWS
+    if T <= 2 * rows:  # a short text: one masked product is faster than the loop (benchmarks/bench_costs.py)
         seen = np.tri(T, dtype=bool)  # (T, T): key s <= query t
         return _attend(Q, K, V, seen if allowed is None else allowed & seen, shift)
-    rows = min(CAUSAL_BLOCK_ROWS, max(64, _BLOCK_ENTRIES // T))  # a block of weights: about 1 MiB in float32
     lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
     dtype = np.result_type(Q, K, V)
     A = np.zeros((*lead, T, T), dtype)  # (..., T, T); the future keeps weight 0
     out = np.empty((*lead, T, V.shape[-1]), dtype)  # (..., T, d_v)
-    Q = np.broadcast_to(Q * (1 / math.sqrt(d_k)), (*lead, T, d_k))
-    K_t = np.broadcast_to(np.swapaxes(K, -1, -2), (*lead, d_k, T))  # (..., T, d_k) -> (..., d_k, T)
-    V = np.broadcast_to(V, (*lead, T, V.shape[-1]))
+    Q = Q * (1 / math.sqrt(d_k))
+    K_t = np.swapaxes(K, -1, -2)  # (..., T, d_k) -> (..., d_k, T)
     if allowed is not None:
-        allowed = np.broadcast_to(allowed, (*lead, T, T))
-    for head in np.ndindex(*lead):
-        for t0 in range(0, T, rows):
-            t1 = min(t0 + rows, T)
-            A_b = A[head][t0:t1, :t1]  # a view: the block's rows, keys up to its last query
-            np.matmul(Q[head][t0:t1], K_t[head][:, :t1], out=A_b)  # (b, d_k) @ (d_k, t1) -> (b, t1)
-            future = np.arange(t0, t1) > np.arange(t0, t1)[:, None]  # (b, b): key after query, in the diagonal block
-            np.copyto(A_b[:, t0:t1], -np.inf, where=future)
-            if allowed is not None:
-                np.copyto(A_b, -np.inf, where=~allowed[head][t0:t1, :t1])
-            _softmax_rows(A_b, shift)
-            np.matmul(A_b, V[head][:t1], out=out[head][t0:t1])  # (b, t1) @ (t1, d_v) -> (b, d_v)
+        allowed = np.broadcast_to(allowed, (*allowed.shape[:-2], T, T))
+    for t0 in range(0, T, rows):
+        t1 = min(t0 + rows, T)
+        A_b = A[..., t0:t1, :t1]  # a view: the block's rows, keys up to its last query
+        np.matmul(Q[..., t0:t1, :], K_t[..., :t1], out=A_b)  # (..., b, d_k) @ (..., d_k, t1) -> (..., b, t1)
+        future = np.arange(t0, t1) > np.arange(t0, t1)[:, None]  # (b, b): key after query, in the diagonal block
+        np.copyto(A_b[..., t0:t1], -np.inf, where=future)
+        if allowed is not None:
+            np.copyto(A_b, -np.inf, where=~allowed[..., t0:t1, :t1])
+        _softmax_rows(A_b, shift)
+        out[..., t0:t1, :] = A_b @ V[..., :t1, :]  # (..., b, t1) @ (..., t1, d_v) -> (..., b, d_v)
     return out, A
 
 
