@@ -9,13 +9,17 @@ key ``s``) over ``T`` positions:
 * next-token mass :math:`\frac{1}{T-1}\sum_{t=0}^{T-2} a_{t,t+1}`,
 * mass on a position :math:`p` (such as ``[CLS]`` at 0 or ``[SEP]`` at ``T-1``):
   :math:`\frac{1}{T}\sum_{t} a_{t,p}`,
-* entropy :func:`mha.stats.head_entropy`.
+* entropy :func:`mha.stats.head_entropy`,
+* induction score on a text that repeats with period :math:`p`:
+  :math:`\frac{1}{T-p}\sum_{t=p}^{T-1} a_{t,t-p+1}` (:func:`induction_scores`).
 
 *Ablation.* The layer's output is :math:`\operatorname{Concat}(Z_1,\dots,Z_h)\,W^O
 = \sum_i Z_i W^O_i`, where :math:`W^O_i` are the ``d_v`` rows of :math:`W^O` that
 meet head ``i``. Zeroing head ``i``'s slice of the concatenation before
 :math:`W^O` removes exactly the term :math:`Z_i W^O_i`; zeroing the rows
-:math:`W^O_i` does the same.
+:math:`W^O_i` does the same. Mean ablation replaces :math:`Z_i` by its mean over
+positions instead, keeping the constant part of what the head writes
+(:func:`ablate_heads` with ``method="mean"``).
 
 Shape legend as in :mod:`mha.attention`; ``L`` layers.
 """
