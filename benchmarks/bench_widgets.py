@@ -14,8 +14,8 @@ For each widget it prints
              the same size (d = 4, three tokens).
 Targets from the issue: build <= 1.5 s, page <= 1 MB per widget, live update <= 50 ms median.
 
-A last row builds chapter 9's head slider (every head of all-MiniLM-L6-v2 on the map sentence,
-with mha.frames.heatmap_frames), when the weights package is installed.
+A last row builds chapter 9's head browser (a layer picker and a head picker over every head of
+all-MiniLM-L6-v2 on the map sentence, mha.head_browser), when the weights package is installed.
 
 Run:  .venv/bin/python benchmarks/bench_widgets.py
 """
@@ -32,22 +32,34 @@ from ipywidgets.widgets.widget import _instances
 from ipywidgets.widgets.widget_link import Link
 
 import mha
-from mha import frames, heads, rank, widgets
+from mha import rank, widgets
 
 BUILDS = 3
 UPDATES = 50
 
 
+def _descendants(box):
+    """The widget and every widget inside it (children of boxes and stacks)."""
+    found, todo = [], [box]
+    while todo:
+        w = todo.pop()
+        found.append(w)
+        todo.extend(getattr(w, "children", ()))
+    return found
+
+
 def frame_images(box):
-    """PNG bytes of every frame in a static sweep (slider linked to a Stack of frames)."""
-    stack = box.children[2]
-    return [page.children[0].value for page in stack.children]
+    """PNG bytes of every frame the widget holds (a sweep's Stack, or a browser's Stack of Stacks)."""
+    import ipywidgets
+
+    return [w.value for w in _descendants(box) if isinstance(w, ipywidgets.Image)]
 
 
 def page_bytes(box, *, drop_defaults=True):
-    """Embedded state of the widget's models plus the jslink that ties slider to frames."""
-    slider = box.children[1]
-    links = [w for w in list(_instances.values()) if isinstance(w, Link) and w.source[0] is slider]
+    """Embedded state of the widget's models plus the jslinks that tie its controls to its frames."""
+    inside = {id(w) for w in _descendants(box)}
+    links = [w for w in list(_instances.values()) if isinstance(w, Link)
+             and (id(w.source[0]) in inside or id(w.target[0]) in inside)]
     data = embed_data(views=[box], state=dependency_state([box, *links], drop_defaults=drop_defaults),
                       drop_defaults=drop_defaults)
     return len(json.dumps(data["manager_state"])) + len(json.dumps(data["view_specs"]))
@@ -102,8 +114,9 @@ def cold_target_seconds(n):
     return time.perf_counter() - start
 
 
-def real_heads_slider():
-    """Chapter 9's slider: one heatmap frame per head of all-MiniLM-L6-v2 (None without its weights)."""
+def real_heads_browser():
+    """Chapter 9's MiniLM head browser: a layer picker and a head picker over every head (None without its weights)."""
+    from mha.head_browser import head_browser
     from mha.models import minilm
     from mha.models._files import WeightsError
     from mha.models.texts import MAP_SENTENCE
@@ -113,15 +126,10 @@ def real_heads_slider():
         return None
     run = encoder.run(MAP_SENTENCE)
     tokens, A = run.batch.tokens[0], run.attention(0)  # (L, h, T, T)
-    index = list(np.ndindex(*A.shape[:2]))
 
     def make():
-        pngs = frames.heatmap_frames(A.reshape(-1, *A.shape[2:]), tokens, tokens,
-                                     titles=[f"layer {l}, head {i}" for l, i in index])
-        captions = [f"Layer {l}, head {i}: previous token {heads.previous_token_mass(A[l, i]):.2f}, "
-                    f"[CLS] {heads.position_mass(A[l, i], 0):.2f}." for l, i in index]
-        return frames.frame_stack(list(zip(pngs, captions)), [f"layer {l} · head {i}" for l, i in index],
-                                  start=2, description="head", intro="Attention maps.", dom_class="mha-real-heads")
+        return head_browser(A, tokens, causal=False, first="[CLS]", start=(0, 2), dpi=80,
+                            intro="Attention maps.", dom_class="mha-real-heads")
     return make
 
 
@@ -137,9 +145,9 @@ def main():
         ("dk_sweep(n=6)", lambda: widgets.dk_sweep(n=6), lambda: live_dk(6)),
     ]
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} (other work slows every figure)")
-    real = real_heads_slider()
+    real = real_heads_browser()
     if real is not None:
-        cases.append(("chapter 9 head slider", real, lambda: float("nan")))
+        cases.append(("chapter 9 head browser", real, lambda: float("nan")))
     head = (f"{'widget':30s} {'frames':>6s} {'build s':>8s} {'page KB':>8s} {'stored KB':>9s} {'PNG KB':>7s} "
             f"{'max PNG KB':>10s} {'live ms':>8s}")
     print(head)
