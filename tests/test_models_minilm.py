@@ -145,6 +145,16 @@ def test_ablation_sweep_equals_removing_each_head_alone(model, run):
         assert not np.allclose(alone, run.embeddings, atol=1e-4)  # removing a head changes something
 
 
+def test_sweeps_on_two_threads_give_the_same_numbers(model, run):
+    two = minilm.load(threads=2)
+    assert (model.threads, two.threads) == (1, 2)
+    np.testing.assert_array_equal(two.ablation_sweep(run), model.ablation_sweep(run))
+    np.testing.assert_array_equal(two.one_head_sweep(SENTENCES), model.one_head_sweep(run))
+    for threads in (0, 2.0, "2", True):
+        with pytest.raises((TypeError, ValueError), match="threads"):
+            minilm.load(threads=threads)
+
+
 def test_removing_a_head_changes_only_later_layers(model, run):
     removed = model.run(SENTENCES, remove=[(3, 4)])
     for i in range(4):

@@ -10,6 +10,7 @@ import pytest
 
 from mha import heads
 from mha.models import WeightsError, smollm2, texts
+from mha.models._threads import pieces
 
 
 @pytest.fixture(scope="module")
@@ -90,3 +91,39 @@ def test_a_changed_text_file_is_refused(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.raises(WeightsError, match="SHA-256"):
         texts.tempest()
+
+
+# ---- threads: the same pieces of work, so the same numbers ----------------------------------------
+def test_two_threads_give_the_same_numbers_as_one(model):
+    two = smollm2.load(threads=2)
+    assert (model.threads, two.threads) == (1, 2)
+    ids = np.stack([model.encode("The lamp was lit at night and the door shut.")[:8],
+                    model.encode("Rain fell on the roof of the old mill, all day.")[:8]] * 40)  # (80, 8)
+    one_run, two_run = model.run(ids, keep_attention=True), two.run(ids, keep_attention=True)
+    assert len(pieces(*ids.shape)) > 1  # the batch really is cut into pieces
+    assert np.array_equal(one_run.final, two_run.final)
+    assert all(np.array_equal(a, b) for a, b in zip(one_run.attentions, two_run.attentions))
+    assert np.array_equal(model.nll(ids), two.nll(ids))
+    text = ids[0]
+    pairs = [(0, 1), (0, 5), (2, 3)] * 10  # 60 variants at 8 positions: several pieces at layers 0 and 2
+    assert np.array_equal(model.ablation_nll(text, pairs), two.ablation_nll(text, pairs))
+
+
+def test_a_text_in_a_batch_of_pieces_gets_its_numbers_alone(model):
+    """Pieces hold whole texts, so a text's numbers in a batch are its own (to float32 rounding)."""
+    a, b = model.encode("Cats sleep."), model.encode("Dogs bark.")
+    ids = np.stack([a, b] * 100)  # (200, 3): two pieces of 85 texts and one of 30
+    assert len(pieces(*ids.shape)) > 1
+    np.testing.assert_allclose(model.nll(ids)[[1, 199]], np.stack([model.nll(b)[0]] * 2), atol=1e-4)
+
+
+def test_noisy_layers_made_on_two_threads_are_the_same(model):
+    one, two = smollm2.load(noise_seed=3), smollm2.load(noise_seed=3, threads=2)
+    for i in (0, 17, 29):
+        assert np.array_equal(one.weights(i).W_down, two.weights(i).W_down)
+
+
+@pytest.mark.parametrize("threads", [0, -1, 1.5, "2", True, None])
+def test_threads_is_checked(threads):
+    with pytest.raises((TypeError, ValueError), match="threads"):
+        smollm2.load(threads=threads)

@@ -26,6 +26,7 @@ from ..attention import (attention_steps, merge_heads, multi_head_attention, sca
                          split_heads)
 from ..heads import group_by_layer, remove_heads, without_each_head
 from ._files import package_dir, verified_bytes, verified_file, verified_json, weights_error
+from ._threads import check_threads, workers
 from .safetensors import load_safetensors
 from .wordpiece import WordPiece
 
@@ -194,9 +195,13 @@ class MiniLM:
         Heads, model width, head width, layers.
     layers : list of Layer
     tokenizer : WordPiece
+    threads : int
+        How many threads the sweeps share their layers' variants among; the
+        numbers do not depend on it (:mod:`mha.models._threads`).
     """
 
-    def __init__(self, tensors: dict, tokenizer: WordPiece, config: dict):
+    def __init__(self, tensors: dict, tokenizer: WordPiece, config: dict, threads=1):
+        self.threads = check_threads(threads)
         self.h = int(config["num_attention_heads"])
         self.d = int(config["hidden_size"])
         self.L = int(config["num_hidden_layers"])
@@ -382,7 +387,8 @@ class MiniLM:
         mask = run.batch.mask
         B = mask.shape[0]
         out = np.empty((self.L, self.h, B, self.d), dtype=run.embeddings.dtype)
-        for i in range(self.L):
+
+        def branch(i):  # the variants of layer i, through the layers after it
             lay = self.layers[i]
             X = run.hidden[i][mask]  # (B, T, d) -> (n, d): the real tokens only
             concat = self._packed_heads(X, mask, lay)  # (n, h*d_v)
@@ -398,6 +404,9 @@ class MiniLM:
             for j in range(i + 1, self.L):
                 Y = self._packed_layer(Y, big_mask, self.layers[j])
             out[i] = _packed_mean_pool(Y, big_mask).reshape(self.h, B, self.d)
+
+        with workers(self.threads) as each:
+            each(branch, range(self.L))  # independent: each layer's variants start from the run above
         return out
 
     def _packed_heads(self, X, mask, lay):
@@ -457,20 +466,22 @@ def _vocabulary(path) -> WordPiece:
         raise weights_error(path, f"is not a usable vocabulary ({err})") from None
 
 
-def load(path=None) -> MiniLM:
+def load(path=None, *, threads=1) -> MiniLM:
     """Load all-MiniLM-L6-v2 from the installed weights package (or from the folder ``path``).
 
     Every file read (weights, ``config.json``, ``vocab.txt``) is checked
     against its SHA-256 in :data:`FILES`, at every load; a missing package or
     a missing, changed or unreadable file raises
-    :class:`mha.models.WeightsError` with the fix.
+    :class:`mha.models.WeightsError` with the fix. With ``threads`` > 1 the
+    sweeps run several layers' variants at once, with the same numbers.
     """
+    threads = check_threads(threads)
     folder = package_dir(PACKAGE) / "model" if path is None else Path(path)
     weights = verified_file(folder / "model.safetensors", FILES["model.safetensors"])
     config = _config(folder / "config.json")
     tokenizer = _vocabulary(folder / "vocab.txt")
     try:
-        return MiniLM(load_safetensors(weights), tokenizer, config)
+        return MiniLM(load_safetensors(weights), tokenizer, config, threads)
     except KeyError as err:
         raise weights_error(weights, f"lacks the tensor {err}") from None
     except ValueError as err:  # a SafetensorsError, or tensors that do not fit the config and vocabulary

@@ -27,6 +27,7 @@ from .._validate import as_float_array, as_index_array, check_flag, check_index,
 from ..attention import grouped_attention, merge_heads, split_heads
 from ..heads import ABLATIONS, ablate_heads, check_layer, check_method, group_by_layer, remove_heads
 from ._files import package_file, verified_file
+from ._threads import check_threads, pieces, workers
 from .bpe import ByteBPE
 from .gguf_file import GGUFError, GGUFFile, read_gguf
 
@@ -40,6 +41,7 @@ FILENAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 
 _VOCAB_BLOCK = 4096  # vocabulary rows dequantised at a time for the output layer
+_NLL_ROWS = 1024  # predictions scored against one block at a time, in one piece of work
 
 
 def _metadata(gguf, key, kind):
@@ -165,11 +167,15 @@ class SmolLM2:
     h, g, d, d_k, L : int
         Query heads, key/value heads, width, head width, layers.
     tokenizer : ByteBPE
+    threads : int
+        How many threads share a batch's pieces of work (:mod:`mha.models._threads`);
+        the numbers do not depend on it.
     """
 
-    def __init__(self, gguf: GGUFFile):
+    def __init__(self, gguf: GGUFFile, threads=1):
         if not isinstance(gguf, GGUFFile):
             raise TypeError(f"gguf must be a GGUFFile (from read_gguf), got {type(gguf).__name__}")
+        self.threads = check_threads(threads)
         arch = _metadata(gguf, "general.architecture", str)
         self.file = gguf
         self.L = _metadata(gguf, f"{arch}.block_count", int)
@@ -269,18 +275,25 @@ class SmolLM2:
         method = check_method(method)
         off = group_by_layer(_pairs(remove), self.L, self.h)
         x = self.file.array("token_embd.weight", rows=ids.ravel()).reshape(*ids.shape, self.d)
+        parts = [x[s] for s in pieces(*ids.shape)]  # a few texts each, run side by side
         attentions = [] if keep_attention else None
-        for i in range(self.L):
-            w = self.weights(i)
-            concat, A = self.attention_heads(x, w)
-            if off[i] and method == "zero":
-                x = x + concat @ remove_heads(w.W_O, off[i], self.h)
-            else:
-                x = x + (ablate_heads(concat, off[i], self.h, method) if off[i] else concat) @ w.W_O
-            x = self.feed_forward(x, w)
-            if keep_attention:
-                attentions.append(A)
-        return Run(ids, rms_norm(x, self.output_norm, self.eps), attentions)
+        with workers(self.threads) as each:
+            for i in range(self.L):
+                w = self.weights(i)
+                done = each(lambda part: self._block(part, w, off[i], method), parts)
+                parts = [part for part, _ in done]
+                if keep_attention:
+                    attentions.append(np.concatenate([A for _, A in done]))
+        return Run(ids, rms_norm(np.concatenate(parts), self.output_norm, self.eps), attentions)
+
+    def _block(self, x, w, off, method):
+        """One layer with the query heads ``off`` replaced by ``method``: (B, T, d) -> (B, T, d), and A."""
+        concat, A = self.attention_heads(x, w)
+        if off and method == "zero":
+            x = x + concat @ remove_heads(w.W_O, off, self.h)
+        else:
+            x = x + (ablate_heads(concat, off, self.h, method) if off else concat) @ w.W_O
+        return self.feed_forward(x, w), A
 
     def logits(self, ids, *, remove=(), method="zero"):
         """Next-token scores, shape (B, T, vocab). Memory grows with ``B*T*49152``: keep texts short."""
@@ -299,14 +312,20 @@ class SmolLM2:
         m = np.full(len(H), -np.inf, dtype=np.float32)
         total = np.zeros(len(H), dtype=np.float32)
         picked = np.zeros(len(H), dtype=np.float32)
-        for start in range(0, self.vocab_size, _VOCAB_BLOCK):
-            rows = np.arange(start, min(start + _VOCAB_BLOCK, self.vocab_size))
-            S = H @ self.file.array(self._output, rows=rows).T  # (n, block)
-            new_m = np.maximum(m, S.max(axis=1))
-            total = total * np.exp(m - new_m) + np.exp(S - new_m[:, None]).sum(axis=1)
-            m = new_m
-            inside = (target >= rows[0]) & (target <= rows[-1])
-            picked[inside] = S[inside, target[inside] - rows[0]]
+
+        def update(rows, E, first):  # fold the scores of one block of the vocabulary into rows ``rows``
+            S = H[rows] @ E.T  # (n, block)
+            new_m = np.maximum(m[rows], S.max(axis=1))
+            total[rows] = total[rows] * np.exp(m[rows] - new_m) + np.exp(S - new_m[:, None]).sum(axis=1)
+            m[rows] = new_m
+            t = target[rows] - first
+            inside = (t >= 0) & (t < len(E))
+            picked[rows][inside] = S[inside, t[inside]]
+
+        with workers(self.threads) as each:
+            for first in range(0, self.vocab_size, _VOCAB_BLOCK):
+                E = self.file.array(self._output, rows=np.arange(first, min(first + _VOCAB_BLOCK, self.vocab_size)))
+                each(lambda rows: update(rows, E, first), pieces(len(H), 1, rows=_NLL_ROWS))
         return (m + np.log(total) - picked).reshape(ids.shape[0], -1)
 
     def run_nll(self, run: Run):
@@ -369,7 +388,8 @@ class SmolLM2:
 
         The model runs once up to each layer that holds a removed head; there
         the variants (one per head and method) branch off and go through the
-        remaining layers side by side as a batch.
+        remaining layers side by side, in pieces of a few variants. Each layer
+        is read once for all the variants.
 
         Parameters
         ----------
@@ -388,25 +408,34 @@ class SmolLM2:
         if isinstance(methods, str) or not hasattr(methods, "__iter__"):
             raise TypeError(f"methods must be a sequence of names from {ABLATIONS}, got {methods!r:.60}")
         methods = [check_method(m) for m in methods]
-        out = np.empty((len(methods), len(pairs), ids.shape[1] - 1))
+        T = ids.shape[1]
+        out = np.empty((len(methods), len(pairs), T - 1))
         rows = [[k for k, (layer, _) in enumerate(pairs) if int(layer) == i] for i in range(self.L)]
         x = self.file.array("token_embd.weight", rows=ids.ravel()).reshape(1, -1, self.d)
         last = max((i for i in range(self.L) if by_layer[i]), default=-1)
-        for layer in range(last + 1):
-            w = self.weights(layer)
-            if by_layer[layer]:
-                concat, _ = self.attention_heads(x, w)
-                variants = np.concatenate([ablate_heads(concat, [i], self.h, m)
-                                           for m in methods for i in by_layer[layer]])  # (V, T, h*d_k)
-                y = self.feed_forward(x + variants @ w.W_O, w)  # (V, T, d)
-                for i in range(layer + 1, self.L):
-                    y = self._layer(y, self.weights(i))
-                final = rms_norm(y, self.output_norm, self.eps)
-                nll = self._nll(final, np.repeat(ids, len(y), axis=0))  # (V, T-1)
-                out[:, rows[layer]] = nll.reshape(len(methods), len(rows[layer]), -1)
-                x = self.feed_forward(x + concat @ w.W_O, w)
-            else:
-                x = self._layer(x, w)
+        parts = []  # pieces of a few variants each (v, T, d), in the order they branched off
+        with workers(self.threads) as each:
+            for layer in range(self.L if last >= 0 else 0):
+                w = self.weights(layer)  # read once for every piece
+                parts = each(lambda y: self._layer(y, w), parts)  # (v, T, d) -> (v, T, d)
+                if by_layer[layer]:
+                    concat, _ = self.attention_heads(x, w)
+                    variants = np.concatenate([ablate_heads(concat, [i], self.h, m)
+                                               for m in methods for i in by_layer[layer]])  # (V, T, h*d_k)
+                    cut = [variants[s] for s in pieces(len(variants), T)]
+                    parts += each(lambda v: self.feed_forward(x + v @ w.W_O, w), cut)
+                    if layer < last:  # the whole model goes on to the next layer that holds a removed head
+                        x = self.feed_forward(x + concat @ w.W_O, w)
+                elif layer < last:
+                    x = self._layer(x, w)
+        if parts:
+            final = rms_norm(np.concatenate(parts), self.output_norm, self.eps)  # (all variants, T, d)
+            nll = self._nll(final, np.repeat(ids, len(final), axis=0))  # (all variants, T-1), layer by layer
+            start = 0
+            for layer in (i for i in range(self.L) if rows[i]):
+                n = len(methods) * len(rows[layer])
+                out[:, rows[layer]] = nll[start:start + n].reshape(len(methods), len(rows[layer]), -1)
+                start += n
         return out
 
 
@@ -459,34 +488,47 @@ class NoisySmolLM2(SmolLM2):
 
     _MATRICES = ("W_Q", "W_K", "W_V", "W_O", "W_gate", "W_up", "W_down")
 
-    def __init__(self, gguf: GGUFFile, seed=0):
-        super().__init__(gguf)
+    def __init__(self, gguf: GGUFFile, seed=0, threads=1):
+        super().__init__(gguf, threads)
         self.seed = check_index(seed, "seed", np.iinfo(np.int64).max)
         self._made = {}
 
     def weights(self, i) -> LayerWeights:
-        """Layer ``i``'s weights with the fixed extra rounding error added (float32)."""
+        """Layer ``i``'s weights with the fixed extra rounding error added (float32).
+
+        The first call makes every layer's (on ``threads`` threads: each layer
+        draws its errors from its own generator, seeded by ``seed`` and ``i``).
+        """
         i = check_index(i, "i", self.L)
         if i not in self._made:
-            w = super().weights(i)
-            rng = np.random.default_rng([self.seed, i])
-            stored = {name: getattr(w, name).T for name in self._MATRICES}  # (out, in): rows as in the file
-            noisy = {name: (M + rounding_noise(M, rng)).T for name, M in stored.items()}
-            self._made[i] = LayerWeights(**{**w.__dict__, **noisy})
+            with workers(self.threads) as each:
+                missing = [j for j in range(self.L) if j not in self._made]
+                self._made.update(zip(missing, each(self._noisy_layer, missing)))
         return self._made[i]
 
+    def _noisy_layer(self, i):
+        w = super().weights(i)
+        rng = np.random.default_rng([self.seed, i])
+        stored = {name: getattr(w, name).T for name in self._MATRICES}  # (out, in): rows as in the file
+        noisy = {name: (M + rounding_noise(M, rng)).T for name, M in stored.items()}
+        return LayerWeights(**{**w.__dict__, **noisy})
 
-def load(path=None, *, noise_seed=None) -> SmolLM2:
+
+def load(path=None, *, noise_seed=None, threads=1) -> SmolLM2:
     """Load SmolLM2-135M-Instruct from the installed weights package (or from the file ``path``).
 
     The file's SHA-256 is checked first, at every load; a missing package or a
     changed file raises :class:`mha.models.WeightsError` with the fix. With a
     ``noise_seed`` (an integer), the model is a :class:`NoisySmolLM2`: a second
-    rounding error of 4-bit size is added to its layers' matrices.
+    rounding error of 4-bit size is added to its layers' matrices. With
+    ``threads`` > 1, a batch (several texts, or ablation variants) is cut into
+    pieces that run on that many threads; the numbers are the same for every
+    value (:mod:`mha.models._threads`).
     """
+    threads = check_threads(threads)
     if path is None:
         path = package_file(PACKAGE, FILENAME, SHA256)
     else:
         path = verified_file(path, SHA256)
     gguf = read_gguf(path)
-    return SmolLM2(gguf) if noise_seed is None else NoisySmolLM2(gguf, noise_seed)
+    return SmolLM2(gguf, threads) if noise_seed is None else NoisySmolLM2(gguf, noise_seed, threads)
