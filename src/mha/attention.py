@@ -159,7 +159,7 @@ def _attend_causal(Q, K, V, allowed=None, shift=True):
     A = np.zeros((*lead, T, T), dtype)  # (..., T, T); the future keeps weight 0
     out = np.empty((*lead, T, V.shape[-1]), dtype)  # (..., T, d_v)
     Q = Q * (1 / math.sqrt(d_k))
-    K_t = np.swapaxes(K, -1, -2)  # (..., T, d_k) -> (..., d_k, T)
+    K_t = np.ascontiguousarray(np.swapaxes(K, -1, -2))  # (..., T, d_k) -> (..., d_k, T), each head's rows whole
     if allowed is not None:
         allowed = np.broadcast_to(allowed, (*allowed.shape[:-2], T, T))
     for t0 in range(0, T, rows):
@@ -171,7 +171,7 @@ def _attend_causal(Q, K, V, allowed=None, shift=True):
         if allowed is not None:
             np.copyto(A_b, -np.inf, where=~allowed[..., t0:t1, :t1])
         _softmax_rows(A_b, shift)
-        out[..., t0:t1, :] = A_b @ V[..., :t1, :]  # (..., b, t1) @ (..., t1, d_v) -> (..., b, d_v)
+        np.matmul(A_b, V[..., :t1, :], out=out[..., t0:t1, :])  # (..., b, t1) @ (..., t1, d_v) -> (..., b, d_v)
     return out, A
 
 
