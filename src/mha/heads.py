@@ -65,6 +65,14 @@ def _index(value, name, n, where=""):
         raise ValueError(f"{name} {value}{where} is out of range 0..{n - 1}") from None
 
 
+def _offset(offset, T):
+    """``offset`` as a non-zero int with ``|offset| < T``, or a clear error."""
+    offset = check_count(offset, "offset", low=1 - T)
+    if offset == 0 or offset >= T:
+        raise ValueError(f"offset must be a non-zero integer with |offset| < T={T}, got {offset}")
+    return offset
+
+
 def diagonal_mass(A, offset):
     r"""Mean weight each query puts on the key ``offset`` places away: (..., T, T) -> (...).
 
@@ -79,9 +87,7 @@ def diagonal_mass(A, offset):
     """
     A = _self_attention(A)
     T = A.shape[-1]
-    offset = check_count(offset, "offset", low=1 - T)
-    if offset == 0 or offset >= T:
-        raise ValueError(f"offset must be a non-zero integer with |offset| < T={T}, got {offset}")
+    offset = _offset(offset, T)
     return np.diagonal(A, offset=offset, axis1=-2, axis2=-1).mean(axis=-1)  # (..., T-|o|) -> (...)
 
 
@@ -122,9 +128,7 @@ def top_key_share(A, offset):
     """
     A = _self_attention(A)
     T = A.shape[-1]
-    offset = check_count(offset, "offset", low=1 - T)
-    if offset == 0 or offset >= T:
-        raise ValueError(f"offset must be a non-zero integer with |offset| < T={T}, got {offset}")
+    offset = _offset(offset, T)
     top = A.argmax(axis=-1)  # (..., T): the key with the most weight, for each query
     t = np.arange(T)
     rows = (t + offset >= 0) & (t + offset < T)  # queries that have a key `offset` away
