@@ -46,6 +46,10 @@ WRONG = {
     "09_real_heads": ("def previous_token_mass(A):\n"
                       "    return np.diagonal(A, -1).sum() / A.shape[-1]",
                       "divided by T"),
+    "10_induction_heads": ("def induction_score(A, period):\n"
+                           "    t = np.arange(period, len(A))\n"
+                           "    return A[t, t - period].mean()",
+                           "earlier copy itself"),
 }
 SLIDER_CHAPTERS = {"04_wide_or_narrow", "07_narrow_heads"}
 TIMINGS = ROOT / "_build" / "lab-timings.json"
