@@ -36,8 +36,8 @@ def pieces(n, T, rows=ROWS_PER_PIECE):
 
     >>> pieces(6, 256)
     [slice(0, 1, None), slice(1, 2, None), slice(2, 3, None), slice(3, 4, None), slice(4, 5, None), slice(5, 6, None)]
-    >>> pieces(20, 38)                                  # 7 sequences of 38 positions a piece
-    [slice(0, 7, None), slice(7, 14, None), slice(14, 20, None)]
+    >>> pieces(20, 38)                                  # 256 // 38 = 6 sequences a piece
+    [slice(0, 6, None), slice(6, 12, None), slice(12, 18, None), slice(18, 20, None)]
     """
     size = max(1, rows // max(T, 1))
     return [slice(s, min(s + size, n)) for s in range(0, n, size)]
