@@ -355,8 +355,7 @@ class SmolLM2:
 
     def _layer(self, x, w):
         """One whole layer, no head removed: (B, T, d) -> (B, T, d)."""
-        concat, _ = self.attention_heads(x, w)
-        return self.feed_forward(x + concat @ w.W_O, w)
+        return self._block(x, w, (), "zero")[0]
 
     def ablation_sweep(self, ids, layers, *, method="zero"):
         """Perplexity with each head of the given layers removed in turn.
