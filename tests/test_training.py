@@ -103,7 +103,7 @@ def test_query_row_is_the_library_layer(h, d, d_k, n_keys):
         Y, A = mha.multi_head_attention(X, w["W_Q"][m], w["W_K"][m], w["W_V"][m], w["W_O"][m], h=h)
         np.testing.assert_allclose(f["x_q"][m].T, X[:, -1], rtol=1e-12)
         np.testing.assert_allclose(f["z"][m].T, X[:, -1] + Y[:, -1], rtol=1e-12)  # (d, B) against (B, d)
-        np.testing.assert_allclose(np.moveaxis(f["A"][m], -1, 0), A[:, :, -1], rtol=1e-12)  # (B, h, 9)
+        np.testing.assert_allclose(np.moveaxis(f["cache"]["A"][0][m], -1, 0), A[:, :, -1], rtol=1e-12)  # (B, h, 9)
 
 
 @pytest.mark.parametrize("h, d, d_k, n_keys", [(2, 4, None, 2), (1, 4, None, 1), (4, 8, 3, 3)])
@@ -226,3 +226,67 @@ def test_training_lookups_are_shared_and_read_only():
     assert tr._training_lookups(5, 30, 2) is a and not a.keys.flags.writeable
     assert a.keys.shape == (30 * 256, 8) and a.asked.shape == (30 * 256, 2)
     assert not np.array_equal(tr._training_lookups(6, 30, 2).keys, a.keys)  # each seed its own stream
+
+
+def _same_result(x, y):
+    """Two LookupResults with the same numbers, bit for bit."""
+    np.testing.assert_array_equal(x.train_loss, y.train_loss)
+    for name in x.params:
+        np.testing.assert_array_equal(x.params[name], y.params[name])
+    np.testing.assert_array_equal(x.sample_weights, y.sample_weights)
+    assert (x.h, x.d_k, x.seed, x.accuracy, x.accuracy_per_key, x.loss) == (y.h, y.d_k, y.seed, y.accuracy,
+                                                                             y.accuracy_per_key, y.loss)
+
+
+@pytest.mark.parametrize("hs, d, d_k", [((1, 2, 4, 16), 16, None), ((2, 4), 8, "wide")])
+def test_models_of_one_grid_get_the_numbers_they_get_alone(hs, d, d_k):
+    """Head counts trained side by side (sharing each seed's one-hot products) match each trained alone, bit for bit."""
+    width = 8  # h d_k, the same for every model of the second grid: h = 2 with d_k = 4, h = 4 with d_k = 2
+    dks = [None if d_k is None else width // h for h in hs]
+    shapes = tr.param_shapes(hs[0], d, dks[0] or d // hs[0], 2)
+    theta, train_loss = tr._train_models(hs, shapes, (0, 3), 30, tr.PEAK_LR)
+    assert theta.shape[0] == train_loss.shape[0] == 2 * len(hs)
+    for g, (h, dk) in enumerate(zip(hs, dks)):
+        alone, shapes_alone, loss_alone = tr.train(h, d=d, d_k=dk, seeds=(0, 3), steps=30)
+        assert shapes_alone == shapes
+        np.testing.assert_array_equal(theta[g::len(hs)], alone)  # rows s G + g: seed s, head count hs[g]
+        np.testing.assert_array_equal(train_loss[g::len(hs)], loss_alone)
+
+
+def test_sweep_trains_compatible_settings_as_one_grid():
+    settings = [{"h": 1, "seeds": (0, 1), "steps": 30}, {"h": 8, "d_k": 4, "seeds": (0, 1), "steps": 30},
+                {"h": 4, "seeds": (0, 1), "steps": 30}, {"h": 2, "seeds": (1,), "steps": 30},
+                {"h": 16, "d_k": 1, "seeds": (0, 1), "steps": 30}]  # d_k = 1 = d/h: the same shapes as h = 1 and 4
+    assert sorted(map(sorted, tr._jobs(settings, 1))) == [[0, 2, 4], [1], [3]]
+    swept = tr.lookup_sweep(settings)
+    for s, results in zip(settings, swept):
+        kw = {k: v for k, v in s.items() if k != "h"}
+        for x, y in zip(results, tr.dictionary_lookups(s["h"], **kw), strict=True):
+            _same_result(x, y)
+
+
+def test_a_job_larger_than_its_share_is_cut():
+    settings = [{"h": h, "seeds": (0,), "steps": 20} for h in (1, 2, 4, 8)]  # one grid
+    assert len(tr._jobs(settings, 1)) == 1
+    jobs = tr._jobs(settings, 2)
+    assert len(jobs) == 2 and sorted(i for j in jobs for i in j) == [0, 1, 2, 3]
+    here, there = tr.lookup_sweep(settings), tr.lookup_sweep(settings, processes=2)
+    for a, b in zip(here, there):
+        _same_result(a[0], b[0])
+
+
+def test_head_sweep_is_one_lookup_per_head_count():
+    runs = tr.head_sweep((1, 4), n_keys=1, steps=20, seed=2)
+    assert [(r.h, r.d_k, r.n_keys, r.seed) for r in runs] == [(1, 16, 1, 2), (4, 4, 1, 2)]
+    for r, h in zip(runs, (1, 4)):
+        _same_result(r, tr.dictionary_lookup(h, n_keys=1, steps=20, seed=2))
+
+
+@pytest.mark.parametrize("hs, kw, error, match", [
+    (4, {}, TypeError, "hs"), ("124", {}, TypeError, "hs"), ((), {}, ValueError, "empty"),
+    ((1, 2), {"h": 2}, TypeError, "hs"), ((1, 2), {"seeds": (0, 1)}, TypeError, "seed"),
+    ((1, 3), {}, ValueError, "must divide"), ((1, 2), {"seed": -1}, ValueError, "seed"),
+])
+def test_head_sweep_refuses_bad_input(hs, kw, error, match):
+    with pytest.raises(error, match=match):
+        tr.head_sweep(hs, steps=1, **kw)

@@ -44,7 +44,7 @@ from threadpoolctl import threadpool_limits  # the products here are tiny: BLAS 
 from ._validate import check_count, check_counts, check_number, check_positive_int
 
 __all__ = ["LookupBatch", "LookupResult", "adam_step", "dictionary_lookup", "init_params", "learning_rate",
-           "lookup_batch", "lookup_sweep", "loss_and_grads", "dictionary_lookups", "param_shapes", "predict", "test_set", "train", "unpack"]
+           "head_sweep", "lookup_batch", "lookup_sweep", "loss_and_grads", "dictionary_lookups", "param_shapes", "predict", "test_set", "train", "unpack"]
 
 N_ENTRIES = 8  # (key, value) entries in every input
 N_SYMBOLS = 16  # possible keys, and possible values
@@ -188,12 +188,28 @@ def _column_starts(M, n_rows, N):
     return (np.arange(M)[:, None, None] * n_rows * N + np.arange(N)).astype(np.intp)
 
 
+def _answer_places(answers, n_out):
+    """Where answer ``answers[m, j, b]`` sits in the ``ravel()`` of an ``(M, n_keys, n_out, B)`` array."""
+    M, n_keys, B = answers.shape
+    return (answers.astype(np.intp) * B + _column_starts(M * n_keys, n_out, B).reshape(M, n_keys, B)).ravel()
+
+
 def _t(M):
-    """Swap the last two axes."""
-    return np.swapaxes(M, -1, -2)
+    """Swap the last two axes (a view)."""
+    return M.swapaxes(-1, -2)
 
 
-def _query_layer(w, one_hots, h):
+def _heads_of(hs):
+    """``h`` as a tuple of head counts, one per model of each seed (an int is one model)."""
+    return (hs,) if isinstance(hs, int) else tuple(hs)
+
+
+def _by_seed(X, G):
+    """The models' axis ``M = S G`` of ``X`` ``(M, ...)`` split as ``(S, G, ...)`` (a view)."""
+    return X.reshape(X.shape[0] // G, G, *X.shape[1:])
+
+
+def _query_layer(w, one_hots, hs):
     r"""The model up to the heads' output, for the last token only, batch last: it asks, all 9 tokens answer.
 
     Per head :math:`i`, with :math:`k_{it}`, :math:`v_{it}` the key and value of token :math:`t`,
@@ -212,8 +228,11 @@ def _query_layer(w, one_hots, h):
     w : dict
         The weights of :func:`param_shapes`, each with a leading axis ``M``.
     one_hots : tuple
-        From :func:`_one_hots`.
-    h : int
+        From :func:`_one_hots`, with a leading axis ``S``: one batch per seed.
+    hs : int or tuple of int
+        The head counts of the ``G`` models of each seed, whose weights have the
+        same shapes; model ``m = s G + g`` reads batch ``s`` and has ``hs[g]``
+        heads (``M = S G``). The models of a seed share its one-hot products.
 
     Returns
     -------
@@ -222,68 +241,97 @@ def _query_layer(w, one_hots, h):
     y : ndarray, shape (M, d, B)
         What the heads add to it.
     cache : dict
-        The intermediates :func:`_query_layer_backward` needs, with the weights ``A`` ``(M, h, 9, B)``.
+        The intermediates :func:`_query_layer_backward` needs, with the weights
+        ``A``: for each head count ``hs[g]``, ``(S, hs[g], 9, B)``.
     """
-    entries, query = one_hots
+    entries, query = one_hots  # (S, 32, 8B), (S, 16 n_keys, B)
+    hs = _heads_of(hs)
     E_T = _t(w["E"])  # (M, d, n_codes)
     W_KV = np.concatenate([w["W_K"], w["W_V"]], axis=-1)  # keys' and values' columns side by side: (M, d, c)
-    (M, d, c), B = W_KV.shape, query.shape[-1]
-    d_k, d_v = w["W_Q"].shape[-1] // h, w["W_V"].shape[-1] // h
-    x_q = E_T[:, :, 2 * N_SYMBOLS:] @ query  # the query token: (M, d, 16 n_keys) @ (M, 16 n_keys, B) -> (M, d, B)
+    (M, d, c), B, G = W_KV.shape, query.shape[-1], len(hs)
+    x_q = _by_seed(E_T[:, :, 2 * N_SYMBOLS:], G) @ query[:, None]  # the query token: (S, G, d, 16 n) @ (S, 1, 16 n, B)
+    x_q = x_q.reshape(M, d, B)  # -> (M, d, B)
     KV = np.empty((M, c, N_ENTRIES + 1, B), x_q.dtype)  # every token's key and value: (M, c, 9, B)
     rows = _t(W_KV) @ E_T[:, :, :2 * N_SYMBOLS]  # each key's and each value's row of E, projected: (M, c, 32)
-    np.matmul(rows, entries, out=KV[:, :, :-1].reshape(M, c, -1))  # (M, c, 32) @ (M, 32, 8B) -> (M, c, 8B)
+    np.matmul(rows.reshape(-1, G * c, 2 * N_SYMBOLS), entries,  # one product per seed: (S, G c, 32) @ (S, 32, 8B)
+              out=KV[:, :, :-1].reshape(-1, G * c, N_ENTRIES * B))  # -> (S, G c, 8B)
     KV[:, :, -1] = _t(W_KV) @ x_q  # the query is a key and a value too: (M, c, d) @ (M, d, B)
-    K = KV[:, :h * d_k].reshape(M, h, d_k, -1, B)  # (M, h*d_k, 9, B) -> (M, h, d_k, 9, B)
-    V = KV[:, h * d_k:].reshape(M, h, d_v, -1, B)  # (M, h*d_v, 9, B) -> (M, h, d_v, 9, B)
-    q = (_t(w["W_Q"]) @ x_q).reshape(M, h, d_k, B)  # (M, h*d_k, d) @ (M, d, B) -> (M, h, d_k, B)
-    S = np.einsum("mhktb,mhkb->mhtb", K, q) * (1 / math.sqrt(d_k))  # one score per head and token: (M, h, 9, B)
-    A = np.exp(S - S.max(axis=2, keepdims=True))  # every exponent <= 0: nothing overflows
-    A *= 1 / A.sum(axis=2, keepdims=True)  # softmax over the 9 tokens: (M, h, 9, B)
-    Z = np.einsum("mhtb,mhvtb->mhvb", A, V)  # each head's weighted sum of values: (M, h, d_v, B)
-    concat = Z.reshape(M, h * d_v, B)  # the heads side by side: (M, h*d_v, B)
-    y = _t(w["W_O"]) @ concat  # (M, d, h*d_v) @ (M, h*d_v, B) -> (M, d, B)
-    return x_q, y, {"W_KV": W_KV, "x_q": x_q, "KV": KV, "q": q, "A": A, "concat": concat}
+    q = _t(w["W_Q"]) @ x_q  # (M, h d_k, d) @ (M, d, B) -> (M, h d_k, B)
+    concat, A = np.empty((M, d, B), x_q.dtype), []  # the heads side by side, d = h d_v: (M, d, B)
+    for g, h in enumerate(hs):
+        A_g, Z_g = _attend_query(*_head_views(KV, q, G, g, h))
+        _by_seed(concat, G)[:, g] = Z_g.reshape(-1, d, B)  # (S, h, d_v, B) -> (S, d, B)
+        A.append(A_g)
+    y = _t(w["W_O"]) @ concat  # (M, d, h d_v) @ (M, h d_v, B) -> (M, d, B)
+    return x_q, y, {"W_KV": W_KV, "x_q": x_q, "KV": KV, "q": q, "A": A, "concat": concat, "hs": hs}
 
 
-def _query_layer_backward(w, one_hots, h, cache, dy, dx_q):
+def _head_views(KV, q, G, g, h):
+    """Model ``g`` of each seed, split into its ``h`` heads: keys, values and query, as views."""
+    KV_g, q_g = _by_seed(KV, G)[:, g], _by_seed(q, G)[:, g]  # (S, c, 9, B), (S, h d_k, B)
+    S, c, T, B = KV_g.shape
+    d_k = q_g.shape[1] // h
+    K = KV_g[:, :h * d_k].reshape(S, h, d_k, T, B)  # (S, h d_k, 9, B) -> (S, h, d_k, 9, B)
+    V = KV_g[:, h * d_k:].reshape(S, h, -1, T, B)  # (S, h d_v, 9, B) -> (S, h, d_v, 9, B)
+    return K, V, q_g.reshape(S, h, d_k, B)  # q: (S, h d_k, B) -> (S, h, d_k, B)
+
+
+def _attend_query(K, V, q):
+    """One query row per head over 9 tokens: ``K`` ``(S, h, d_k, 9, B)``, ``V`` ``(S, h, d_v, 9, B)``, ``q`` ``(S, h, d_k, B)``."""
+    scores = np.einsum("mhktb,mhkb->mhtb", K, q) * (1 / math.sqrt(K.shape[2]))  # per head and token: (S, h, 9, B)
+    A = np.exp(scores - scores.max(axis=2, keepdims=True))  # every exponent <= 0: nothing overflows
+    A *= 1 / A.sum(axis=2, keepdims=True)  # softmax over the 9 tokens: (S, h, 9, B)
+    Z = np.einsum("mhtb,mhvtb->mhvb", A, V)  # each head's weighted sum of values: (S, h, d_v, B)
+    return A, Z
+
+
+def _attend_query_backward(K, V, q, A, dZ, dK, dV):
+    r"""Gradients through :func:`_attend_query`: writes ``dK`` and ``dV`` (shaped like ``K``, ``V``), returns ``dq``.
+
+    The softmax's Jacobian is :math:`ds_t = a_t\,(da_t - \sum_u da_u a_u)`.
+    """
+    np.multiply(A[:, :, None], dZ[..., None, :], out=dV)  # each token's value got weight a_t: (S, h, d_v, 9, B)
+    dA = np.einsum("mhvb,mhvtb->mhtb", dZ, V)  # (S, h, 9, B)
+    dS = A * (dA - (dA * A).sum(axis=2, keepdims=True))  # the softmax's Jacobian: (S, h, 9, B)
+    dS *= 1 / math.sqrt(K.shape[2])  # the scores were divided by √d_k
+    np.multiply(dS[:, :, None], q[..., None, :], out=dK)  # (S, h, d_k, 9, B)
+    return np.einsum("mhtb,mhktb->mhkb", dS, K)  # dq: (S, h, d_k, B)
+
+
+def _query_layer_backward(w, one_hots, cache, dy, dx_q):
     r"""Gradients through :func:`_query_layer`, from ``dy`` and ``dx_q`` ``(M, d, B)``, for every weight it uses.
 
-    The same steps as :func:`mha.backward.attend_backward`, for one query row;
-    the softmax's Jacobian is :math:`ds_t = a_t\,(da_t - \sum_u da_u a_u)`.
-    The entries' gradients go back through the one-hots to the rows of ``E``.
-    ``tests/test_training.py`` checks the result against :func:`mha.attention_backward`.
+    The same steps as :func:`mha.backward.attend_backward`, for one query row
+    (:func:`_attend_query_backward`). The entries' gradients go back through
+    the one-hots to the rows of ``E``. ``tests/test_training.py`` checks the
+    result against :func:`mha.attention_backward`.
 
     Returns
     -------
     dict of str to ndarray
         ``E``, ``W_Q``, ``W_K``, ``W_V``, ``W_O``, each with a leading axis ``M``.
     """
-    entries, query = one_hots
-    W_KV, x_q, KV, q, A = cache["W_KV"], cache["x_q"], cache["KV"], cache["q"], cache["A"]
-    M, c, T, B = KV.shape
-    d_k, d_v = q.shape[2], w["W_V"].shape[-1] // h
-    K = KV[:, :h * d_k].reshape(M, h, d_k, T, B)
-    V = KV[:, h * d_k:].reshape(M, h, d_v, T, B)
-    grads = {"W_O": cache["concat"] @ _t(dy)}  # (M, h*d_v, B) @ (M, B, d) -> (M, h*d_v, d)
-    dZ = (w["W_O"] @ dy).reshape(M, h, d_v, B)  # (M, h*d_v, d) @ (M, d, B) -> (M, h, d_v, B)
-    dKV = np.empty_like(KV)  # (M, c, 9, B)
-    dK = dKV[:, :h * d_k].reshape(M, h, d_k, T, B)
-    dV = dKV[:, h * d_k:].reshape(M, h, d_v, T, B)
-    np.multiply(A[:, :, None], dZ[..., None, :], out=dV)  # each token's value got weight a_t: (M, h, d_v, 9, B)
-    dA = np.einsum("mhvb,mhvtb->mhtb", dZ, V)  # (M, h, 9, B)
-    dS = A * (dA - (dA * A).sum(axis=2, keepdims=True))  # the softmax's Jacobian: (M, h, 9, B)
-    dS *= 1 / math.sqrt(d_k)  # the scores were divided by √d_k
-    dq = np.einsum("mhtb,mhktb->mhkb", dS, K).reshape(M, h * d_k, B)  # (M, h, d_k, B) -> (M, h*d_k, B)
-    np.multiply(dS[:, :, None], q[..., None, :], out=dK)  # (M, h, d_k, 9, B)
+    entries, query = one_hots  # (S, 32, 8B), (S, 16 n_keys, B)
+    W_KV, x_q, KV, q, A, hs = (cache[k] for k in ("W_KV", "x_q", "KV", "q", "A", "hs"))
+    (M, c, T, B), G, hd_k = KV.shape, len(hs), q.shape[1]
+    grads = {"W_O": cache["concat"] @ _t(dy)}  # (M, h d_v, B) @ (M, B, d) -> (M, h d_v, d)
+    dZ = w["W_O"] @ dy  # (M, h d_v, d) @ (M, d, B) -> (M, h d_v, B)
+    dKV, dq = np.empty_like(KV), np.empty_like(q)  # (M, c, 9, B), (M, h d_k, B)
+    for g, h in enumerate(hs):
+        K, V, q_g = _head_views(KV, q, G, g, h)
+        dK, dV, _ = _head_views(dKV, dq, G, g, h)
+        dZ_g = _by_seed(dZ, G)[:, g].reshape(V.shape[:3] + (B,))  # (S, h d_v, B) -> (S, h, d_v, B)
+        _by_seed(dq, G)[:, g] = _attend_query_backward(K, V, q_g, A[g], dZ_g, dK, dV).reshape(-1, hd_k, B)
     dKV_q = dKV[:, :, -1]  # the query token's key and value: (M, c, B)
-    per_row = _t(dKV[:, :, :-1].reshape(M, c, -1) @ _t(entries))  # summed by row of E: (M, c, 8B) @ (M, 8B, 32)
+    per_row = dKV[:, :, :-1].reshape(-1, G * c, N_ENTRIES * B) @ _t(entries)  # one product per seed: (S, G c, 8B) @ (S, 8B, 32)
+    per_row = _t(per_row.reshape(M, c, 2 * N_SYMBOLS))  # summed by row of E: (S, G c, 32) -> (M, 32, c)
     dx_q = dx_q + w["W_Q"] @ dq + W_KV @ dKV_q  # the query asked, and was a key and a value: (M, d, B)
     dW_KV = _t(w["E"][:, :2 * N_SYMBOLS]) @ per_row + x_q @ _t(dKV_q)  # (M, d, 32) @ (M, 32, c) + (M, d, B) @ (M, B, c)
-    grads["W_Q"] = x_q @ _t(dq)  # (M, d, B) @ (M, B, h*d_k) -> (M, d, h*d_k)
-    grads["W_K"], grads["W_V"] = dW_KV[..., :h * d_k], dW_KV[..., h * d_k:]  # (M, d, h*d_k), (M, d, h*d_v)
+    grads["W_Q"] = x_q @ _t(dq)  # (M, d, B) @ (M, B, h d_k) -> (M, d, h d_k)
+    grads["W_K"], grads["W_V"] = dW_KV[..., :hd_k], dW_KV[..., hd_k:]  # (M, d, h d_k), (M, d, h d_v)
+    dE_asked = query[:, None] @ _t(_by_seed(dx_q, G))  # asked slots' rows: (S, 1, 16 n, B) @ (S, G, B, d)
     grads["E"] = np.concatenate([per_row @ _t(W_KV),  # entries' rows: (M, 32, c) @ (M, c, d) -> (M, 32, d)
-                                 query @ _t(dx_q)], axis=1)  # asked slots' rows: (M, 16 n_keys, B) @ (M, B, d)
+                                 dE_asked.reshape(M, -1, dx_q.shape[1])], axis=1)  # (S, G, 16 n, d) -> (M, 16 n, d)
     return grads
 
 
@@ -292,13 +340,13 @@ def _log_softmax(logits, axis):
     return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
 
 
-def _forward(w, batch, h):
-    """The whole model: the layer, the residual, the readouts (batch last)."""
+def _forward(w, batch, hs):
+    """The whole model: the layer, the residual, the readouts (batch last); ``hs`` as in :func:`_query_layer`."""
     one_hots = _one_hots(batch, w["E"].dtype)
-    x_q, y, cache = _query_layer(w, one_hots, h)
+    x_q, y, cache = _query_layer(w, one_hots, hs)
     z = x_q + y  # the query plus what its heads read (a residual): (M, d, B)
     logits = _t(w["R"]) @ z[:, None] + w["c"][..., None]  # (M, n_keys, 16, d) @ (M, 1, d, B) -> (M, n_keys, 16, B)
-    return {"one_hots": one_hots, "x_q": x_q, "z": z, "cache": cache, "A": cache["A"], "logits": logits}
+    return {"one_hots": one_hots, "x_q": x_q, "z": z, "cache": cache, "logits": logits}
 
 
 def loss_and_grads(theta, shapes, batch, h):
@@ -323,32 +371,41 @@ def loss_and_grads(theta, shapes, batch, h):
     loss : ndarray, shape (M,)
     grad : ndarray, shape (M, P)
     """
-    w = unpack(theta, shapes)
-    f = _forward(w, batch, h)
-    M, n_keys, n_out, B = f["logits"].shape
     grad = np.empty_like(theta)
-    g = unpack(grad, shapes)
+    return _loss_and_grads(unpack(theta, shapes), unpack(grad, shapes), batch, h), grad
+
+
+def _loss_and_grads(w, g, batch, hs):
+    """:func:`loss_and_grads` on views: the weights ``w``, and ``g`` into which the gradient is written.
+
+    ``batch`` holds one batch per seed, read by the models of ``hs`` (:func:`_query_layer`).
+    """
+    f = _forward(w, batch, hs)
+    M, n_keys, n_out, B = f["logits"].shape
     log_p = _log_softmax(f["logits"], axis=2)  # (M, n_keys, 16, B)
-    answers = _t(batch.answers).reshape(M * n_keys, 1, B)  # (M, B, n_keys) -> (M n_keys, 1, B)
-    target = _ones_at(answers, n_out, log_p.dtype).reshape(log_p.shape)  # one-hot answers: (M, n_keys, 16, B)
-    loss = -(log_p * target).sum(axis=(1, 2, 3)) / (B * n_keys)  # (M,)
-    dlogits = (np.exp(log_p) - target) * (1 / (B * n_keys))  # (M, n_keys, 16, B)
+    answers = np.repeat(_t(batch.answers), len(_heads_of(hs)), axis=0)  # each seed's, for its models: (M, n_keys, B)
+    at_answer = _answer_places(answers, n_out)  # where each answer's log p sits in log_p.ravel()
+    loss = -log_p.ravel()[at_answer].reshape(M, -1).sum(axis=1) / (B * n_keys)  # (M,)
+    dlogits = np.exp(log_p)  # p, then p - onehot(answer): (M, n_keys, 16, B)
+    dlogits.ravel()[at_answer] -= 1
+    dlogits *= 1 / (B * n_keys)
     g["R"][...] = f["z"][:, None] @ _t(dlogits)  # (M, 1, d, B) @ (M, n_keys, B, 16) -> (M, n_keys, d, 16)
     g["c"][...] = dlogits.sum(axis=-1)  # (M, n_keys, 16)
     dz = (w["R"] @ dlogits).sum(axis=1)  # (M, n_keys, d, 16) @ (M, n_keys, 16, B) -> (M, d, B)
     # z = x_q + y: the residual hands dz to the query token directly, and to the heads' output
-    for name, value in _query_layer_backward(w, f["one_hots"], h, f["cache"], dz, dz).items():
+    for name, value in _query_layer_backward(w, f["one_hots"], f["cache"], dz, dz).items():
         g[name][...] = value
-    return loss, grad
+    return loss
 
 
 def predict(theta, shapes, batch, h):
     """Each model's answers ``(M, B, n_keys)``, losses per answer ``(M, B, n_keys)`` and query weights ``(M, B, h, 9)``."""
-    f = _forward(unpack(theta, shapes), batch, h)
+    f = _forward(unpack(theta, shapes), batch, check_positive_int(h, "h"))
     log_p = _log_softmax(f["logits"], axis=2)  # (M, n_keys, 16, B)
     losses = -np.take_along_axis(log_p, _t(batch.answers)[:, :, None], axis=2)[:, :, 0]  # (M, n_keys, B)
     answers = f["logits"].argmax(axis=2)  # (M, n_keys, B)
-    return _t(answers), _t(losses), np.moveaxis(f["A"], -1, 1)  # (M, B, n_keys), (M, B, n_keys), (M, B, h, 9)
+    weights = f["cache"]["A"][0]  # the one head count h: (M, h, 9, B)
+    return _t(answers), _t(losses), np.moveaxis(weights, -1, 1)  # (M, B, n_keys), (M, B, n_keys), (M, B, h, 9)
 
 
 # ================================================================ the optimiser
@@ -380,13 +437,16 @@ def adam_step(theta, grad, state, lr, betas=BETAS, eps=EPS):
     """
     b1, b2 = betas
     t = state["t"] = state.get("t", 0) + 1
-    m = state.setdefault("m", np.zeros_like(theta))
-    v = state.setdefault("v", np.zeros_like(theta))
+    if "m" not in state:
+        state.update(m=np.zeros_like(theta), v=np.zeros_like(theta), tmp=np.empty_like(theta))  # tmp: scratch
+    m, v, tmp = state["m"], state["v"], state["tmp"]
     m *= b1
-    m += (1 - b1) * grad
+    m += np.multiply(grad, 1 - b1, out=tmp)
     v *= b2
-    v += (1 - b2) * grad * grad
-    theta -= ((lr / (1 - b1 ** t)) * m / (np.sqrt(v / (1 - b2 ** t)) + eps)).astype(theta.dtype, copy=False)
+    v += np.multiply(np.multiply(grad, 1 - b2, out=tmp), grad, out=tmp)
+    denominator = np.sqrt(np.divide(v, 1 - b2 ** t, out=tmp), out=tmp)
+    denominator += eps  # sqrt(v / (1 - b2^t)) + eps
+    theta -= np.divide(np.multiply(m, lr / (1 - b1 ** t), out=np.empty_like(m)), denominator, out=tmp)
 
 
 # ================================================================ one experiment
@@ -510,20 +570,45 @@ def train(h, *, d=16, d_k=None, n_keys=2, seeds=(0,), steps=1500, lr=PEAK_LR):
     shapes : dict of str to tuple
     train_loss : ndarray, shape (M, steps)
     """
+    h, shapes, seeds, steps, lr = _check_setting(h, d, d_k, n_keys, seeds, steps, lr)
+    theta, train_loss = _train_models((h,), shapes, seeds, steps, lr)
+    return theta, shapes, train_loss
+
+
+def _check_setting(h, d, d_k, n_keys, seeds, steps, lr):
+    """One experiment's arguments, checked: ``h``, the weights' shapes, ``seeds``, ``steps``, ``lr``."""
     h, d, d_k, n_keys = _check_shape(h, d, d_k, n_keys)
     seeds = check_counts(seeds, "seeds")
     steps = check_positive_int(steps, "steps")
     lr = check_number(lr, "lr", low=0.0, low_open=True, high=1.0)
+    return h, param_shapes(h, d, d_k, n_keys), seeds, steps, lr
+
+
+def _train_models(hs, shapes, seeds, steps, lr):
+    """Train, for every seed, one model per head count in ``hs`` (all with weights of ``shapes``), side by side.
+
+    Row ``s G + g`` of the results is seed ``seeds[s]`` with ``hs[g]`` heads
+    (``G = len(hs)``). The models of one seed start from the same weights and
+    read the same lookups, so they share the products of its one-hots
+    (:func:`_query_layer`); each model's numbers are the ones it gets when
+    trained alone (``tests/test_training.py`` checks it).
+
+    Returns
+    -------
+    theta : ndarray, shape (S G, P)
+    train_loss : ndarray, shape (S G, steps)
+    """
     inits = [np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[0]) for seed in seeds]
-    shapes = param_shapes(h, d, d_k, n_keys)
-    theta = np.stack([init_params(rng, shapes) for rng in inits])  # (M, P)
-    state, train_loss = {}, np.empty((len(seeds), steps))
+    theta = np.repeat(np.stack([init_params(rng, shapes) for rng in inits]), len(hs), axis=0)  # (S G, P)
+    grad = np.empty_like(theta)
+    w, g = unpack(theta, shapes), unpack(grad, shapes)  # views, made once: the steps write theta and grad in place
+    state, train_loss = {}, np.empty((theta.shape[0], steps))
     warmup = min(WARMUP, max(steps - 1, 1))
     with threadpool_limits(1, user_api="blas"):
-        for step, batch in enumerate(_batches(seeds, steps, n_keys)):
-            train_loss[:, step], grad = loss_and_grads(theta, shapes, batch, h)
+        for step, batch in enumerate(_batches(seeds, steps, shapes["R"][0])):
+            train_loss[:, step] = _loss_and_grads(w, g, batch, hs)
             adam_step(theta, grad, state, learning_rate(step, steps=steps, peak=lr, warmup=warmup))
-    return theta, shapes, train_loss
+    return theta, train_loss
 
 
 def dictionary_lookups(h, *, d=16, d_k=None, n_keys=2, seeds=(0, 1, 2), steps=1500, lr=PEAK_LR):
@@ -534,8 +619,15 @@ def dictionary_lookups(h, *, d=16, d_k=None, n_keys=2, seeds=(0, 1, 2), steps=15
     list of LookupResult
         One per seed, in order.
     """
-    theta, shapes, train_loss = train(h, d=d, d_k=d_k, n_keys=n_keys, seeds=seeds, steps=steps, lr=lr)
-    h, d, d_k, n_keys = _check_shape(h, d, d_k, n_keys)
+    h, shapes, seeds, steps, lr = _check_setting(h, d, d_k, n_keys, seeds, steps, lr)
+    theta, train_loss = _train_models((h,), shapes, seeds, steps, lr)
+    return _scored(theta, shapes, train_loss, h, seeds, steps, lr)
+
+
+def _scored(theta, shapes, train_loss, h, seeds, steps, lr):
+    """The :class:`LookupResult` of each trained model ``theta[m]`` (seed ``seeds[m]``, ``h`` heads)."""
+    d, n_keys = shapes["E"][1], shapes["R"][0]
+    d_k = shapes["W_Q"][1] // h
     test = test_set(n_keys)
     samples = LookupBatch(*(np.broadcast_to(a[:N_SAMPLES], (theta.shape[0], N_SAMPLES, a.shape[1]))
                             for a in (test.keys, test.values, test.asked)))
@@ -588,7 +680,48 @@ def dictionary_lookup(h, *, d=16, d_k=None, n_keys=2, seed=0, steps=1500, lr=PEA
                               lr=lr)[0]
 
 
+def head_sweep(hs, *, seed=0, processes=1, **setting):
+    """One :func:`dictionary_lookup` per head count in ``hs``, all else equal, trained side by side where they can be.
+
+    Parameters
+    ----------
+    hs : sequence of int
+        The head counts.
+    seed : int
+        The seed of every model.
+    processes : int
+        As in :func:`lookup_sweep`.
+    **setting
+        ``d``, ``d_k``, ``n_keys``, ``steps``, ``lr``, as in :func:`dictionary_lookup`.
+
+    Returns
+    -------
+    list of LookupResult
+        One per head count, in order; each the same as :func:`dictionary_lookup` gives.
+
+    Examples
+    --------
+    >>> [(r.h, r.d_k) for r in head_sweep((1, 4), n_keys=1, steps=3)]
+    [(1, 16), (4, 4)]
+    """
+    if isinstance(hs, (str, bytes)) or not hasattr(hs, "__iter__"):
+        raise TypeError(f"hs must be a sequence of head counts, got {type(hs).__name__}")
+    if "h" in setting or "seeds" in setting:
+        raise TypeError("head_sweep takes the head counts as hs and one seed as seed, not h or seeds")
+    hs = list(hs)
+    if not hs:
+        raise ValueError("hs is empty: give at least one head count")
+    seeds = (check_count(seed, "seed"),)
+    return [rs[0] for rs in lookup_sweep([{**setting, "h": h, "seeds": seeds} for h in hs], processes=processes)]
+
+
 _SETTINGS = ("h", "d", "d_k", "n_keys", "seeds", "steps", "lr")
+_DEFAULTS = {"d": 16, "d_k": None, "n_keys": 2, "seeds": (0, 1, 2), "steps": 1500, "lr": PEAK_LR}  # dictionary_lookups'
+
+
+def _checked(setting):
+    """A setting of :func:`lookup_sweep` with its defaults filled in, checked (:func:`_check_setting`)."""
+    return _check_setting(**{**_DEFAULTS, **setting})
 
 
 def _cost(setting):
@@ -604,8 +737,35 @@ def _usable_cpus():
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def _run_setting(setting):
-    return dictionary_lookups(**setting)
+def _jobs(settings, processes):
+    """The settings' indices, grouped into jobs of models that can train side by side.
+
+    Settings whose weights have the same shapes and that read the same
+    lookups (same seeds, steps, learning rate) train as one grid
+    (:func:`_train_models`). While the largest job would take more than its
+    share of the processes' time, it is cut in two.
+    """
+    groups = {}
+    for i, s in enumerate(settings):
+        h, shapes, seeds, steps, lr = _checked(s)
+        groups.setdefault((tuple(shapes.items()), tuple(seeds), steps, lr), []).append(i)
+    jobs = list(groups.values())
+    cost = lambda job: sum(_cost(settings[i]) for i in job)
+    share = sum(cost(j) for j in jobs) / processes
+    while any(len(j) > 1 and cost(j) > share for j in jobs):
+        big = max((j for j in jobs if len(j) > 1), key=cost)
+        jobs.remove(big)
+        jobs += [big[:len(big) // 2], big[len(big) // 2:]]
+    return sorted(jobs, key=cost, reverse=True)  # the longest first
+
+
+def _run_job(settings):
+    """Train the settings of one job (:func:`_jobs`) side by side; one list of results per setting."""
+    checked = [_checked(s) for s in settings]
+    hs = tuple(c[0] for c in checked)
+    _, shapes, seeds, steps, lr = checked[0]
+    theta, train_loss = _train_models(hs, shapes, seeds, steps, lr)
+    return [_scored(theta[g::len(hs)], shapes, train_loss[g::len(hs)], h, seeds, steps, lr) for g, h in enumerate(hs)]
 
 
 def lookup_sweep(settings, *, processes=1):
@@ -625,6 +785,12 @@ def lookup_sweep(settings, *, processes=1):
         gives the same numbers. If workers cannot be started, the experiments
         run here.
 
+    Settings whose weights have the same shapes and that read the same
+    lookups (the same ``seeds``, ``steps`` and ``lr``), for example every
+    ``h`` with ``d_k = d / h``, train side by side in one process and share
+    the products of their one-hots; each still gets the numbers it gets
+    alone.
+
     Returns
     -------
     list of list of LookupResult
@@ -643,18 +809,23 @@ def lookup_sweep(settings, *, processes=1):
         if not isinstance(s, dict) or "h" not in s or set(s) - set(_SETTINGS):
             raise ValueError(f"settings[{i}] must be a dict with 'h' and only the keys {', '.join(_SETTINGS)}; "
                              f"got {s!r}")
-        train(**{**s, "steps": 1})  # every argument checked here, before any worker starts
+        _checked(s)  # every argument checked here, before any worker starts
     processes = min(check_positive_int(processes, "processes"), _usable_cpus())
-    if processes == 1 or len(settings) < 2:
-        return [_run_setting(s) for s in settings]
-    import concurrent.futures
-    import multiprocessing
+    jobs = _jobs(settings, processes)
+    results = {}
+    if processes > 1 and len(jobs) > 1:
+        import concurrent.futures
+        import multiprocessing
 
-    order = sorted(range(len(settings)), key=lambda i: -_cost(settings[i]))
-    try:
-        with concurrent.futures.ProcessPoolExecutor(min(processes, len(settings)),
-                                                    mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = {i: pool.submit(_run_setting, settings[i]) for i in order}
-            return [futures[i].result() for i in range(len(settings))]
-    except (OSError, concurrent.futures.process.BrokenProcessPool):
-        return [_run_setting(s) for s in settings]
+        try:
+            with concurrent.futures.ProcessPoolExecutor(min(processes, len(jobs)),
+                                                        mp_context=multiprocessing.get_context("spawn")) as pool:
+                futures = [pool.submit(_run_job, [settings[i] for i in job]) for job in jobs]
+                for job, future in zip(jobs, futures):
+                    results.update(zip(job, future.result()))
+        except (OSError, concurrent.futures.process.BrokenProcessPool):
+            results = {}
+    for job in jobs:
+        if job[0] not in results:  # here: one process, or workers could not be started
+            results.update(zip(job, _run_job([settings[i] for i in job])))
+    return [results[i] for i in range(len(settings))]
