@@ -290,3 +290,22 @@ def test_head_sweep_is_one_lookup_per_head_count():
 def test_head_sweep_refuses_bad_input(hs, kw, error, match):
     with pytest.raises(error, match=match):
         tr.head_sweep(hs, steps=1, **kw)
+
+
+def test_sweep_stops_the_resource_tracker_it_started():
+    """Spawned workers start a tracker that ignores SIGTERM and slows a kernel's shutdown by seconds."""
+    from multiprocessing import resource_tracker
+
+    tracker = resource_tracker._resource_tracker
+    settings = [{"h": 1, "seeds": (0,), "steps": 2}, {"h": 2, "d_k": 4, "seeds": (0,), "steps": 2}]
+    if tracker._fd is not None:
+        tracker._stop()
+    tr.lookup_sweep(settings, processes=2)
+    assert tracker._fd is None and tracker._pid is None  # the sweep started it, and stopped it
+    tracker.ensure_running()
+    pid = tracker._pid
+    try:
+        tr.lookup_sweep(settings, processes=2)
+        assert tracker._pid == pid  # one that was running already is left alone
+    finally:
+        tracker._stop()
