@@ -311,6 +311,23 @@ def test_causal_sdpa_equals_an_explicit_mask(block_rows):
     assert np.all(np.triu(A, 1) == 0)
 
 
+@pytest.mark.parametrize("scale", [1.0, 20.0])  # small scores (no shift by the row maximum) and large ones
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_causal_blocks_with_small_and_large_scores(block_rows, scale, dtype):
+    """Both ways of leaving the future out of a block (after exp when every score is small, as -inf before
+    when not) give the explicitly masked weights; large scores must not underflow a row to 0."""
+    rng = np.random.default_rng(5)
+    Q, K, V = (scale * rng.normal(size=(3, 2, 9, 4))).astype(dtype)
+    Q[0] *= 0  # a head whose scores are all 0: flat rows
+    out, A = mha.scaled_dot_product_attention(Q, K, V, causal=True)
+    out_m, A_m = mha.scaled_dot_product_attention(Q, K, V, mask=mha.causal_mask(9))
+    tol = 1e-12 if dtype == np.float64 else 2e-6
+    np.testing.assert_allclose(A, A_m, rtol=0, atol=tol)
+    np.testing.assert_allclose(out, out_m, rtol=tol, atol=tol * scale)
+    assert np.all(np.triu(A, 1) == 0) and np.all(np.isfinite(A))
+    np.testing.assert_allclose(A.sum(-1), 1, atol=10 * tol)
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.integers(1, 3), st.integers(1, 3), st.integers(1, 6), st.integers(1, 6), st.booleans(),
        st.integers(0, 2**32 - 1))

@@ -16,6 +16,7 @@ Shape legend, used in every comment of this package:
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -147,7 +148,8 @@ def _attend_causal(Q, K, V, allowed=None, shift=True):
     Block ``[t0, t1)`` multiplies its queries with keys ``0 .. t1 - 1`` only and
     writes its weights straight into the returned ``(..., T, T)`` array, whose
     upper triangle stays 0: the products, exponentials and sums above the
-    diagonal block are never done.
+    diagonal block are never done. The block is done one head at a time, so
+    its weights stay in the cache between the steps.
     """
     T, d_k = Q.shape[-2:]
     rows = CAUSAL_BLOCK_ROWS
@@ -158,21 +160,43 @@ def _attend_causal(Q, K, V, allowed=None, shift=True):
     dtype = np.result_type(Q, K, V)
     A = np.zeros((*lead, T, T), dtype)  # (..., T, T); the future keeps weight 0
     out = np.empty((*lead, T, V.shape[-1]), dtype)  # (..., T, d_v)
-    Q = Q * (1 / math.sqrt(d_k))
-    K_t = np.ascontiguousarray(np.swapaxes(K, -1, -2))  # (..., T, d_k) -> (..., d_k, T), each head's rows whole
+    K_t = np.empty((*K.shape[:-2], d_k, K.shape[-2]), dtype)  # each head's keys as whole rows: (..., d_k, T)
+    np.multiply(np.swapaxes(K, -1, -2), 1 / math.sqrt(d_k), out=K_t)  # K_i^T / √d_k, in the one copy made
+    Q, K_t, V = (np.broadcast_to(x, (*lead, *x.shape[-2:])) for x in (Q, K_t, V))  # a shared head: no copy
     if allowed is not None:
-        allowed = np.broadcast_to(allowed, (*allowed.shape[:-2], T, T))
+        allowed = np.broadcast_to(allowed, (*lead, T, T))
     for t0 in range(0, T, rows):
         t1 = min(t0 + rows, T)
-        A_b = A[..., t0:t1, :t1]  # a view: the block's rows, keys up to its last query
-        np.matmul(Q[..., t0:t1, :], K_t[..., :t1], out=A_b)  # (..., b, d_k) @ (..., d_k, t1) -> (..., b, t1)
-        future = np.arange(t0, t1) > np.arange(t0, t1)[:, None]  # (b, b): key after query, in the diagonal block
-        np.copyto(A_b[..., t0:t1], -np.inf, where=future)
-        if allowed is not None:
-            np.copyto(A_b, -np.inf, where=~allowed[..., t0:t1, :t1])
-        _softmax_rows(A_b, shift)
-        np.matmul(A_b, V[..., :t1, :], out=out[..., t0:t1, :])  # (..., b, t1) @ (..., t1, d_v) -> (..., b, d_v)
+        for i in np.ndindex(*lead):  # every head (and batch row) in turn
+            A_b = A[i][t0:t1, :t1]  # a view: the block's rows, keys up to its last query: (b, t1)
+            np.matmul(Q[i][t0:t1], K_t[i][:, :t1], out=A_b)  # (b, d_k) @ (d_k, t1) -> (b, t1)
+            _causal_softmax(A_b, t0, None if allowed is None else allowed[i][t0:t1, :t1], shift)
+            np.matmul(A_b, V[i][:t1], out=out[i][t0:t1])  # (b, t1) @ (t1, d_v) -> (b, d_v)
     return out, A
+
+
+def _causal_softmax(A_b, t0, allowed_b, shift):
+    """Softmax, in place, of a block of score rows for queries ``t0 ..``, keys after each query left out."""
+    b = A_b.shape[0]
+    if shift or allowed_b is not None:
+        future = np.arange(t0, t0 + b) > np.arange(t0, t0 + b)[:, None]  # (b, b): key after query
+        np.copyto(A_b[:, t0:], -np.inf, where=future)
+        if allowed_b is not None:
+            np.copyto(A_b, -np.inf, where=~allowed_b)
+        _softmax_rows(A_b, shift)
+        return
+    # Every score is small (see _validate.score_dtype): exponentiate, then zero the future keys.
+    np.exp(A_b, out=A_b)
+    A_b[:, t0:] *= _lower_triangle(b, A_b.dtype)  # (b, b): 1 where key s <= query t, else 0
+    A_b *= 1 / A_b.sum(axis=-1, keepdims=True)
+
+
+@functools.lru_cache(maxsize=8)
+def _lower_triangle(n, dtype):
+    """The ``(n, n)`` lower triangle of ones, read-only."""
+    tri = np.tri(n, dtype=dtype)
+    tri.setflags(write=False)
+    return tri
 
 
 def _grouped(Q, K, V, allowed=None, causal=False, shift=True):

@@ -23,7 +23,7 @@ import numpy as np
 from ._validate import as_float_array, check_ndim, check_positive_int
 from .costs import Machine
 
-__all__ = ["best_time", "best_times", "median_times", "peak_bytes", "matmul_flops_per_s", "copy_bytes_per_s",
+__all__ = ["best_time", "best_times", "median_times", "round_times", "peak_bytes", "matmul_flops_per_s", "copy_bytes_per_s",
            "measure_machine", "multi_head_attention_loop"]
 
 
@@ -51,8 +51,20 @@ def best_time(func, *args, repeat=5, number=1, **kwargs):
     return best
 
 
-def _rounds(funcs, repeat):
-    """Time each zero-argument function of the dict ``funcs`` once per round; ``{name: [seconds, ...]}``."""
+def round_times(funcs, *, repeat=5):
+    """Every round's time of each zero-argument function in ``funcs`` (a dict): ``{name: [seconds, ...]}``.
+
+    The functions take turns, round after round (see :func:`best_times`), so
+    the times of one round were measured within moments of each other: the
+    ratio of two functions' times in the same round is little moved by the
+    machine getting slower or faster between rounds.
+
+    Examples
+    --------
+    >>> t = round_times({"a": lambda: None, "b": lambda: None}, repeat=3)
+    >>> sorted(t), len(t["a"])
+    (['a', 'b'], 3)
+    """
     repeat = check_positive_int(repeat, "repeat")
     if not isinstance(funcs, dict) or not all(callable(f) for f in funcs.values()):
         raise TypeError("funcs must be a dict of name -> function taking no arguments")
@@ -78,7 +90,7 @@ def best_times(funcs, *, repeat=5):
     >>> t["short"] < t["long"]
     True
     """
-    return {name: min(times) for name, times in _rounds(funcs, repeat).items()}
+    return {name: min(times) for name, times in round_times(funcs, repeat=repeat).items()}
 
 
 def median_times(funcs, *, repeat=5):
@@ -94,7 +106,7 @@ def median_times(funcs, *, repeat=5):
     >>> t["short"] < t["long"]
     True
     """
-    return {name: float(np.median(times)) for name, times in _rounds(funcs, repeat).items()}
+    return {name: float(np.median(times)) for name, times in round_times(funcs, repeat=repeat).items()}
 
 
 def matmul_flops_per_s(n=1024, *, repeat=3, dtype=np.float32):
