@@ -22,20 +22,18 @@ and one head's weights on the two asked entries. It writes the record
 ``benchmarks/results/bench_training_controls.json`` (and a ``.txt`` summary), which
 chapter 05 reads and glues from.
 
-Measured on the book's 2-core machine while other jobs shared it (load 3-6, so the
-wall seconds are pessimistic and the two workers got about one core between them):
+Measured on the book's 2-core machine (load about 1; its speed moves by 20-30 % within
+minutes, so these are one run each):
 
-* ``step`` (one model, ms per step; ``--repeat 100``): NumPy 1.65 / 1.89 / 1.61 / 2.33 /
-  3.11 for h = 1, 2, 4, 8, 16 against PyTorch 6.46 / 6.77 / 8.75 / 8.95 / 9.58, a ratio
-  of 0.18-0.32 (at this size PyTorch's cost per operation dominates). Three seeds side by
-  side: 4.8-7.2 ms per step.
-* ``section``: 31.8 s CPU for everything the chapter trains (2 processes: 31.4 s wall;
-  1 process: 31.4 s wall, 29.2 s CPU). The training step before this rewrite (batch
-  axis first, the library's split heads) needed 91.7 s CPU for the same runs, with the
-  same accuracies. The rest of the chapter
-  takes about 4 s of CPU, so on two idle cores we estimate 16 s (half the training CPU)
-  + 4 s + the kernel's start, about 21 s; it could not be measured here with the
-  machine shared.
+* ``step`` (one model, ms per step; ``--repeat 30``): NumPy 1.03 / 0.95 / 0.93 / 0.92 /
+  0.98 for h = 1, 2, 4, 8, 16 against PyTorch 4.02 / 3.88 / 3.20 / 3.78 / 5.13, a ratio
+  of 0.19-0.29 (at this size PyTorch's cost per operation dominates). Three seeds side by
+  side: 3.2-3.7 ms per step.
+* ``section``: 24.7 s CPU for everything the chapter trains in 2 processes, 12.7 s wall
+  (1 process: 24.5 s wall, 24.3 s CPU). Before the head counts with d_k = d/h trained as
+  one grid sharing each seed's one-hot products, the same runs took 28.5 s CPU in one
+  process; the accuracies are the same, bit for bit. A build then runs chapter 05 in
+  15.7-19 s (myst-nb's execution time, with the kernel's start and shutdown).
 * ``controls`` (3 seeds each; the record in ``results/`` has every number): four keys
   at d = 32, h = 1 .. 32: 0.32, 0.54, 1.00, 1.00, 0.33, 0.27; one key, h = 1 .. 16:
   1.00, 1.00, 1.00, 0.997, 0.68; peak lr 1e-3: 0.50, 0.62, 0.39, 0.26, 0.22; 6000

@@ -28,8 +28,12 @@ N(0, 1), projections as N(0, 1/fan_in), biases at 0. Everything is float32.
 The score is the accuracy on one fixed test set of 8192 samples.
 
 :func:`dictionary_lookup` runs one experiment and is deterministic per seed;
-:func:`dictionary_lookups` trains several seeds side by side, and
-:func:`lookup_sweep` several settings, in worker processes if asked.
+:func:`dictionary_lookups` trains several seeds side by side,
+:func:`head_sweep` one model per head count, and :func:`lookup_sweep` several
+settings, in worker processes if asked. Models whose weights have the same
+shapes (every ``h`` with ``d_k = d / h``) and that read the same lookups train
+side by side in one grid and share the products of each seed's one-hots
+(:func:`_query_layer`); each model's numbers are the ones it gets alone.
 """
 
 from __future__ import annotations
@@ -123,8 +127,9 @@ test_set.__test__ = False  # not a pytest test
 
 
 # ================================================================ the model
-# Every array below carries a leading axis M: models trained side by side (one per seed), each on its
-# own batches. Their numbers never mix; stacking only shares NumPy's per-call cost between them.
+# Every array below carries a leading axis M: models trained side by side, M = N G for N seeds and G head
+# counts (model s G + g is seed s with the g-th head count). Each seed has its own batches, which its G
+# models share. The models' numbers never mix; stacking only shares NumPy's per-call cost between them.
 def param_shapes(h, d, d_k, n_keys):
     """The model's weights by name, with their shapes (``d_v = d / h``).
 
@@ -163,16 +168,17 @@ def init_params(rng, shapes, dtype=DTYPE):
 def _one_hots(batch, dtype):
     """Which rows of ``E`` make each token, as 0/1 matrices with the batch last.
 
-    Returns ``entries`` ``(M, 32, 8B)``, whose column ``t B + b`` has a 1 in the
+    For each of the ``N`` batches of ``batch`` (one per seed), returns
+    ``entries`` ``(N, 32, 8B)``, whose column ``t B + b`` has a 1 in the
     rows of the key and of the value of entry ``t`` of lookup ``b``, and
-    ``query`` ``(M, 16 n_keys, B)``, whose column ``b`` has a 1 in row
+    ``query`` ``(N, 16 n_keys, B)``, whose column ``b`` has a 1 in row
     ``16 j + k_j`` for the key ``k_j`` named in each slot ``j``.
     """
-    M, B, n_keys = batch.asked.shape
-    keys, values = _t(batch.keys).reshape(M, 1, -1), _t(batch.values).reshape(M, 1, -1)  # (M, B, 8) -> (M, 1, 8B)
-    entries = _ones_at(np.concatenate([keys, N_SYMBOLS + values], axis=1), 2 * N_SYMBOLS, dtype)  # (M, 32, 8B)
-    slots = N_SYMBOLS * np.arange(n_keys)[:, None] + _t(batch.asked_keys)  # (M, n_keys, B)
-    return entries, _ones_at(slots, n_keys * N_SYMBOLS, dtype)  # (M, 32, 8B), (M, 16 n_keys, B)
+    N, B, n_keys = batch.asked.shape
+    keys, values = _t(batch.keys).reshape(N, 1, -1), _t(batch.values).reshape(N, 1, -1)  # (N, B, 8) -> (N, 1, 8B)
+    entries = _ones_at(np.concatenate([keys, N_SYMBOLS + values], axis=1), 2 * N_SYMBOLS, dtype)  # (N, 32, 8B)
+    slots = N_SYMBOLS * np.arange(n_keys)[:, None] + _t(batch.asked_keys)  # (N, n_keys, B)
+    return entries, _ones_at(slots, n_keys * N_SYMBOLS, dtype)  # (N, 32, 8B), (N, 16 n_keys, B)
 
 
 def _ones_at(rows, n_rows, dtype):
@@ -206,7 +212,7 @@ def _heads_of(hs):
 
 
 def _by_seed(X, G):
-    """The models' axis ``M = S G`` of ``X`` ``(M, ...)`` split as ``(S, G, ...)`` (a view)."""
+    """The models' axis ``M = N G`` of ``X`` ``(M, ...)`` split as ``(N, G, ...)`` (a view)."""
     return X.reshape(X.shape[0] // G, G, *X.shape[1:])
 
 
@@ -229,11 +235,11 @@ def _query_layer(w, one_hots, hs):
     w : dict
         The weights of :func:`param_shapes`, each with a leading axis ``M``.
     one_hots : tuple
-        From :func:`_one_hots`, with a leading axis ``S``: one batch per seed.
+        From :func:`_one_hots`, with a leading axis ``N``: one batch per seed (``N`` seeds).
     hs : int or tuple of int
         The head counts of the ``G`` models of each seed, whose weights have the
         same shapes; model ``m = s G + g`` reads batch ``s`` and has ``hs[g]``
-        heads (``M = S G``). The models of a seed share its one-hot products.
+        heads (``M = N G``). The models of a seed share its one-hot products.
 
     Returns
     -------
@@ -243,25 +249,25 @@ def _query_layer(w, one_hots, hs):
         What the heads add to it.
     cache : dict
         The intermediates :func:`_query_layer_backward` needs, with the weights
-        ``A``: for each head count ``hs[g]``, ``(S, hs[g], 9, B)``.
+        ``A``: for each head count ``hs[g]``, ``(N, hs[g], 9, B)``.
     """
-    entries, query = one_hots  # (S, 32, 8B), (S, 16 n_keys, B)
+    entries, query = one_hots  # (N, 32, 8B), (N, 16 n_keys, B)
     hs = _heads_of(hs)
     E_T = _t(w["E"])  # (M, d, n_codes)
     W_KV = np.concatenate([w["W_K"], w["W_V"]], axis=-1)  # keys' and values' columns side by side: (M, d, c)
     (M, d, c), B, G = W_KV.shape, query.shape[-1], len(hs)
-    x_q = _by_seed(E_T[:, :, 2 * N_SYMBOLS:], G) @ query[:, None]  # the query token: (S, G, d, 16 n) @ (S, 1, 16 n, B)
+    x_q = _by_seed(E_T[:, :, 2 * N_SYMBOLS:], G) @ query[:, None]  # the query token: (N, G, d, 16 n) @ (N, 1, 16 n, B)
     x_q = x_q.reshape(M, d, B)  # -> (M, d, B)
     KV = np.empty((M, c, N_ENTRIES + 1, B), x_q.dtype)  # every token's key and value: (M, c, 9, B)
     rows = _t(W_KV) @ E_T[:, :, :2 * N_SYMBOLS]  # each key's and each value's row of E, projected: (M, c, 32)
-    np.matmul(rows.reshape(-1, G * c, 2 * N_SYMBOLS), entries,  # one product per seed: (S, G c, 32) @ (S, 32, 8B)
-              out=KV[:, :, :-1].reshape(-1, G * c, N_ENTRIES * B))  # -> (S, G c, 8B)
+    np.matmul(rows.reshape(-1, G * c, 2 * N_SYMBOLS), entries,  # one product per seed: (N, G c, 32) @ (N, 32, 8B)
+              out=KV[:, :, :-1].reshape(-1, G * c, N_ENTRIES * B))  # -> (N, G c, 8B)
     KV[:, :, -1] = _t(W_KV) @ x_q  # the query is a key and a value too: (M, c, d) @ (M, d, B)
     q = _t(w["W_Q"]) @ x_q  # (M, h d_k, d) @ (M, d, B) -> (M, h d_k, B)
     concat, A = np.empty((M, d, B), x_q.dtype), []  # the heads side by side, d = h d_v: (M, d, B)
     for g, h in enumerate(hs):
         A_g, Z_g = _attend_query(*_head_views(KV, q, G, g, h))
-        _by_seed(concat, G)[:, g] = Z_g.reshape(-1, d, B)  # (S, h, d_v, B) -> (S, d, B)
+        _by_seed(concat, G)[:, g] = Z_g.reshape(-1, d, B)  # (N, h, d_v, B) -> (N, d, B)
         A.append(A_g)
     y = _t(w["W_O"]) @ concat  # (M, d, h d_v) @ (M, h d_v, B) -> (M, d, B)
     return x_q, y, {"W_KV": W_KV, "x_q": x_q, "KV": KV, "q": q, "A": A, "concat": concat, "hs": hs}
@@ -269,20 +275,20 @@ def _query_layer(w, one_hots, hs):
 
 def _head_views(KV, q, G, g, h):
     """Model ``g`` of each seed, split into its ``h`` heads: keys, values and query, as views."""
-    KV_g, q_g = _by_seed(KV, G)[:, g], _by_seed(q, G)[:, g]  # (S, c, 9, B), (S, h d_k, B)
-    S, c, T, B = KV_g.shape
+    KV_g, q_g = _by_seed(KV, G)[:, g], _by_seed(q, G)[:, g]  # (N, c, 9, B), (N, h d_k, B)
+    N, c, T, B = KV_g.shape
     d_k = q_g.shape[1] // h
-    K = KV_g[:, :h * d_k].reshape(S, h, d_k, T, B)  # (S, h d_k, 9, B) -> (S, h, d_k, 9, B)
-    V = KV_g[:, h * d_k:].reshape(S, h, -1, T, B)  # (S, h d_v, 9, B) -> (S, h, d_v, 9, B)
-    return K, V, q_g.reshape(S, h, d_k, B)  # q: (S, h d_k, B) -> (S, h, d_k, B)
+    K = KV_g[:, :h * d_k].reshape(N, h, d_k, T, B)  # (N, h d_k, 9, B) -> (N, h, d_k, 9, B)
+    V = KV_g[:, h * d_k:].reshape(N, h, -1, T, B)  # (N, h d_v, 9, B) -> (N, h, d_v, 9, B)
+    return K, V, q_g.reshape(N, h, d_k, B)  # q: (N, h d_k, B) -> (N, h, d_k, B)
 
 
 def _attend_query(K, V, q):
-    """One query row per head over 9 tokens: ``K`` ``(S, h, d_k, 9, B)``, ``V`` ``(S, h, d_v, 9, B)``, ``q`` ``(S, h, d_k, B)``."""
-    scores = np.einsum("mhktb,mhkb->mhtb", K, q) * (1 / math.sqrt(K.shape[2]))  # per head and token: (S, h, 9, B)
+    """One query row per head over 9 tokens: ``K`` ``(N, h, d_k, 9, B)``, ``V`` ``(N, h, d_v, 9, B)``, ``q`` ``(N, h, d_k, B)``."""
+    scores = np.einsum("mhktb,mhkb->mhtb", K, q) * (1 / math.sqrt(K.shape[2]))  # per head and token: (N, h, 9, B)
     A = np.exp(scores - scores.max(axis=2, keepdims=True))  # every exponent <= 0: nothing overflows
-    A *= 1 / A.sum(axis=2, keepdims=True)  # softmax over the 9 tokens: (S, h, 9, B)
-    Z = np.einsum("mhtb,mhvtb->mhvb", A, V)  # each head's weighted sum of values: (S, h, d_v, B)
+    A *= 1 / A.sum(axis=2, keepdims=True)  # softmax over the 9 tokens: (N, h, 9, B)
+    Z = np.einsum("mhtb,mhvtb->mhvb", A, V)  # each head's weighted sum of values: (N, h, d_v, B)
     return A, Z
 
 
@@ -291,12 +297,12 @@ def _attend_query_backward(K, V, q, A, dZ, dK, dV):
 
     The softmax's Jacobian is :math:`ds_t = a_t\,(da_t - \sum_u da_u a_u)`.
     """
-    np.multiply(A[:, :, None], dZ[..., None, :], out=dV)  # each token's value got weight a_t: (S, h, d_v, 9, B)
-    dA = np.einsum("mhvb,mhvtb->mhtb", dZ, V)  # (S, h, 9, B)
-    dS = A * (dA - (dA * A).sum(axis=2, keepdims=True))  # the softmax's Jacobian: (S, h, 9, B)
+    np.multiply(A[:, :, None], dZ[..., None, :], out=dV)  # each token's value got weight a_t: (N, h, d_v, 9, B)
+    dA = np.einsum("mhvb,mhvtb->mhtb", dZ, V)  # (N, h, 9, B)
+    dS = A * (dA - (dA * A).sum(axis=2, keepdims=True))  # the softmax's Jacobian: (N, h, 9, B)
     dS *= 1 / math.sqrt(K.shape[2])  # the scores were divided by √d_k
-    np.multiply(dS[:, :, None], q[..., None, :], out=dK)  # (S, h, d_k, 9, B)
-    return np.einsum("mhtb,mhktb->mhkb", dS, K)  # dq: (S, h, d_k, B)
+    np.multiply(dS[:, :, None], q[..., None, :], out=dK)  # (N, h, d_k, 9, B)
+    return np.einsum("mhtb,mhktb->mhkb", dS, K)  # dq: (N, h, d_k, B)
 
 
 def _query_layer_backward(w, one_hots, cache, dy, dx_q):
@@ -312,7 +318,7 @@ def _query_layer_backward(w, one_hots, cache, dy, dx_q):
     dict of str to ndarray
         ``E``, ``W_Q``, ``W_K``, ``W_V``, ``W_O``, each with a leading axis ``M``.
     """
-    entries, query = one_hots  # (S, 32, 8B), (S, 16 n_keys, B)
+    entries, query = one_hots  # (N, 32, 8B), (N, 16 n_keys, B)
     W_KV, x_q, KV, q, A, hs = (cache[k] for k in ("W_KV", "x_q", "KV", "q", "A", "hs"))
     (M, c, T, B), G, hd_k = KV.shape, len(hs), q.shape[1]
     grads = {"W_O": cache["concat"] @ _t(dy)}  # (M, h d_v, B) @ (M, B, d) -> (M, h d_v, d)
@@ -321,18 +327,18 @@ def _query_layer_backward(w, one_hots, cache, dy, dx_q):
     for g, h in enumerate(hs):
         K, V, q_g = _head_views(KV, q, G, g, h)
         dK, dV, _ = _head_views(dKV, dq, G, g, h)
-        dZ_g = _by_seed(dZ, G)[:, g].reshape(V.shape[:3] + (B,))  # (S, h d_v, B) -> (S, h, d_v, B)
+        dZ_g = _by_seed(dZ, G)[:, g].reshape(V.shape[:3] + (B,))  # (N, h d_v, B) -> (N, h, d_v, B)
         _by_seed(dq, G)[:, g] = _attend_query_backward(K, V, q_g, A[g], dZ_g, dK, dV).reshape(-1, hd_k, B)
     dKV_q = dKV[:, :, -1]  # the query token's key and value: (M, c, B)
-    per_row = dKV[:, :, :-1].reshape(-1, G * c, N_ENTRIES * B) @ _t(entries)  # one product per seed: (S, G c, 8B) @ (S, 8B, 32)
-    per_row = _t(per_row.reshape(M, c, 2 * N_SYMBOLS))  # summed by row of E: (S, G c, 32) -> (M, 32, c)
+    per_row = dKV[:, :, :-1].reshape(-1, G * c, N_ENTRIES * B) @ _t(entries)  # one product per seed: (N, G c, 8B) @ (N, 8B, 32)
+    per_row = _t(per_row.reshape(M, c, 2 * N_SYMBOLS))  # summed by row of E: (N, G c, 32) -> (M, 32, c)
     dx_q = dx_q + w["W_Q"] @ dq + W_KV @ dKV_q  # the query asked, and was a key and a value: (M, d, B)
     dW_KV = _t(w["E"][:, :2 * N_SYMBOLS]) @ per_row + x_q @ _t(dKV_q)  # (M, d, 32) @ (M, 32, c) + (M, d, B) @ (M, B, c)
     grads["W_Q"] = x_q @ _t(dq)  # (M, d, B) @ (M, B, h d_k) -> (M, d, h d_k)
     grads["W_K"], grads["W_V"] = dW_KV[..., :hd_k], dW_KV[..., hd_k:]  # (M, d, h d_k), (M, d, h d_v)
-    dE_asked = query[:, None] @ _t(_by_seed(dx_q, G))  # asked slots' rows: (S, 1, 16 n, B) @ (S, G, B, d)
+    dE_asked = query[:, None] @ _t(_by_seed(dx_q, G))  # asked slots' rows: (N, 1, 16 n, B) @ (N, G, B, d)
     grads["E"] = np.concatenate([per_row @ _t(W_KV),  # entries' rows: (M, 32, c) @ (M, c, d) -> (M, 32, d)
-                                 dE_asked.reshape(M, -1, dx_q.shape[1])], axis=1)  # (S, G, 16 n, d) -> (M, 16 n, d)
+                                 dE_asked.reshape(M, -1, dx_q.shape[1])], axis=1)  # (N, G, 16 n, d) -> (M, 16 n, d)
     return grads
 
 
@@ -596,11 +602,11 @@ def _train_models(hs, shapes, seeds, steps, lr):
 
     Returns
     -------
-    theta : ndarray, shape (S G, P)
-    train_loss : ndarray, shape (S G, steps)
+    theta : ndarray, shape (N G, P)
+    train_loss : ndarray, shape (N G, steps)
     """
     inits = [np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[0]) for seed in seeds]
-    theta = np.repeat(np.stack([init_params(rng, shapes) for rng in inits]), len(hs), axis=0)  # (S G, P)
+    theta = np.repeat(np.stack([init_params(rng, shapes) for rng in inits]), len(hs), axis=0)  # (N G, P)
     grad = np.empty_like(theta)
     w, g = unpack(theta, shapes), unpack(grad, shapes)  # views, made once: the steps write theta and grad in place
     state, train_loss = {}, np.empty((theta.shape[0], steps))
