@@ -145,11 +145,13 @@ def _attend(Q, K, V, allowed=None, shift=True):
 def _attend_causal(Q, K, V, allowed=None, shift=True):
     """:func:`_attend` with query ``t`` seeing keys ``s <= t``, one block of query rows at a time.
 
-    Block ``[t0, t1)`` multiplies its queries with keys ``0 .. t1 - 1`` only and
-    writes its weights straight into the returned ``(..., T, T)`` array, whose
-    upper triangle stays 0: the products, exponentials and sums above the
-    diagonal block are never done. The block is done one head at a time, so
-    its weights stay in the cache between the steps.
+    Block ``[t0, t1)`` multiplies its queries with keys ``0 .. t1 - 1`` only:
+    the products, exponentials and sums above the diagonal block are never
+    done, and the upper triangle of the returned ``(..., T, T)`` weights stays
+    0. Each head's block is worked on in one small contiguous array, which
+    stays in the cache, and then copied into place: on the book's machine, a
+    pass over 256 columns of rows ``4 T = 4096`` bytes apart took 2.3 times as
+    long as over the same numbers stored contiguously.
     """
     T, d_k = Q.shape[-2:]
     rows = CAUSAL_BLOCK_ROWS
@@ -165,30 +167,32 @@ def _attend_causal(Q, K, V, allowed=None, shift=True):
     Q, K_t, V = (np.broadcast_to(x, (*lead, *x.shape[-2:])) for x in (Q, K_t, V))  # a shared head: no copy
     if allowed is not None:
         allowed = np.broadcast_to(allowed, (*lead, T, T))
+    scratch = np.empty(min(rows, T) * T, dtype)
     for t0 in range(0, T, rows):
         t1 = min(t0 + rows, T)
+        S = scratch[:(t1 - t0) * t1].reshape(t1 - t0, t1)  # one head's block of weights, contiguous: (b, t1)
         for i in np.ndindex(*lead):  # every head (and batch row) in turn
-            A_b = A[i][t0:t1, :t1]  # a view: the block's rows, keys up to its last query: (b, t1)
-            np.matmul(Q[i][t0:t1], K_t[i][:, :t1], out=A_b)  # (b, d_k) @ (d_k, t1) -> (b, t1)
-            _causal_softmax(A_b, t0, None if allowed is None else allowed[i][t0:t1, :t1], shift)
-            np.matmul(A_b, V[i][:t1], out=out[i][t0:t1])  # (b, t1) @ (t1, d_v) -> (b, d_v)
+            np.matmul(Q[i][t0:t1], K_t[i][:, :t1], out=S)  # (b, d_k) @ (d_k, t1) -> (b, t1)
+            _causal_softmax(S, t0, None if allowed is None else allowed[i][t0:t1, :t1], shift)
+            np.matmul(S, V[i][:t1], out=out[i][t0:t1])  # (b, t1) @ (t1, d_v) -> (b, d_v)
+            A[i][t0:t1, :t1] = S
     return out, A
 
 
-def _causal_softmax(A_b, t0, allowed_b, shift):
+def _causal_softmax(S, t0, allowed_b, shift):
     """Softmax, in place, of a block of score rows for queries ``t0 ..``, keys after each query left out."""
-    b = A_b.shape[0]
+    b = S.shape[0]
     if shift or allowed_b is not None:
         future = np.arange(t0, t0 + b) > np.arange(t0, t0 + b)[:, None]  # (b, b): key after query
-        np.copyto(A_b[:, t0:], -np.inf, where=future)
+        np.copyto(S[:, t0:], -np.inf, where=future)
         if allowed_b is not None:
-            np.copyto(A_b, -np.inf, where=~allowed_b)
-        _softmax_rows(A_b, shift)
+            np.copyto(S, -np.inf, where=~allowed_b)
+        _softmax_rows(S, shift)
         return
     # Every score is small (see _validate.score_dtype): exponentiate, then zero the future keys.
-    np.exp(A_b, out=A_b)
-    A_b[:, t0:] *= _lower_triangle(b, A_b.dtype)  # (b, b): 1 where key s <= query t, else 0
-    A_b *= 1 / A_b.sum(axis=-1, keepdims=True)
+    np.exp(S, out=S)
+    S[:, t0:] *= _lower_triangle(b, S.dtype)  # (b, b): 1 where key s <= query t, else 0
+    S *= (1 / (S @ np.ones(S.shape[1], S.dtype)))[:, None]  # the row sums as one matrix-vector product
 
 
 @functools.lru_cache(maxsize=8)
@@ -565,6 +569,31 @@ def _project(X, W, b=None):
     return Y
 
 
+def _project_qkv(X, P):
+    """``X @ W + b`` for the queries, keys and values, written side by side into one array.
+
+    The three results are column blocks (views) of one ``(..., T, h d_k + g d_k + g d_v)``
+    array. One large array instead of three costs fewer page faults: NumPy asks
+    the kernel for huge pages for arrays of 4 MiB and more.
+    """
+    Ws, bs = (P.W_Q, P.W_K, P.W_V), (P.b_Q, P.b_K, P.b_V)
+    dtypes = {np.result_type(X, W) for W in Ws}
+    if len(dtypes) > 1:  # weights of mixed types: each product keeps its own type
+        return tuple(_project(X, W, b) for W, b in zip(Ws, bs))
+    *lead, d = X.shape
+    widths = [W.shape[1] for W in Ws]
+    buffer = np.empty((math.prod(lead), sum(widths)), dtypes.pop())  # (..., T) rows, all three blocks of columns
+    rows, blocks, start = X.reshape(-1, d), [], 0
+    for W, b, width in zip(Ws, bs, widths):
+        block = buffer[:, start:start + width]
+        np.matmul(rows, W, out=block)  # (..., d) -> (..., width)
+        if b is not None:
+            block += b
+        blocks.append(block.reshape(*lead, width))
+        start += width
+    return tuple(blocks)
+
+
 def _steps(X, P, h, *, mask=None, causal=False, n_kv_heads=None, keep_scores=True):
     """The one code path of :func:`attention_steps` and :func:`multi_head_attention`.
 
@@ -577,9 +606,7 @@ def _steps(X, P, h, *, mask=None, causal=False, n_kv_heads=None, keep_scores=Tru
 
     with np.errstate(over="ignore", invalid="ignore"):  # overflow is checked once, below, with a clear error
         # Step 1: project at full width.
-        Q = _project(X, P.W_Q, P.b_Q)  # (..., T, d) -> (..., T, h*d_k)
-        K = _project(X, P.W_K, P.b_K)  # (..., T, d) -> (..., T, g*d_k)
-        V = _project(X, P.W_V, P.b_V)  # (..., T, d) -> (..., T, g*d_v)
+        Q, K, V = _project_qkv(X, P)  # (..., T, d) -> (..., T, h*d_k), (..., T, g*d_k), (..., T, g*d_v)
         # Step 2: hand each head its block of columns.
         Q_heads = _split(Q, h)  # (..., T, h*d_k) -> (..., h, T, d_k)
         K_heads = _split(K, g)  # (..., T, g*d_k) -> (..., g, T, d_k)
