@@ -9,9 +9,12 @@ Prints, in one run on this machine:
    (``need_weights=False``, no weights returned) and a layer built on
    ``torch.nn.functional.scaled_dot_product_attention(is_causal=True)``. Goals at T = 1024 and
    2048 on one thread: mha <= 0.7x torch returning every head's weights, <= 1.3x the fused path.
-   Also the loop over heads of ``mha.timing`` (T = 1024), and causal attention by blocks of
-   query rows against the same layer given the causal mask as an array (every block computed):
-   the blocks are kept only while they win on one thread and on two.
+   Ratios are printed two ways: of the best times, and the median over rounds of the ratio
+   within one round (the typical round). Ours has the longer tail: its slow rounds spend the
+   extra time in the kernel, faulting in the fresh (h, T, T) weights. Also the loop over heads
+   of ``mha.timing`` (T = 1024), and causal attention by blocks of query rows against the same
+   layer given the causal mask as an array (every block computed): the blocks are kept only
+   while they win on one thread and on two.
 2. peak memory of the plain layer: at most one (h, T, T) array plus O(T d);
 3. peak memory of ``mha.attention_chunked`` against the plain
    ``mha.scaled_dot_product_attention`` at T = 4096 and 16384, one head of width 64 in float32
