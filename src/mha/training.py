@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import math
 from dataclasses import dataclass
 
@@ -723,7 +724,8 @@ def head_sweep(hs, *, seed=0, processes=1, **setting):
 
 
 _SETTINGS = ("h", "d", "d_k", "n_keys", "seeds", "steps", "lr")
-_DEFAULTS = {"d": 16, "d_k": None, "n_keys": 2, "seeds": (0, 1, 2), "steps": 1500, "lr": PEAK_LR}  # dictionary_lookups'
+_DEFAULTS = {name: p.default for name, p in inspect.signature(dictionary_lookups).parameters.items()
+             if p.default is not inspect.Parameter.empty}  # d, d_k, n_keys, seeds, steps, lr
 
 
 def _checked(setting):
