@@ -309,3 +309,15 @@ def test_sweep_stops_the_resource_tracker_it_started():
         assert tracker._pid == pid  # one that was running already is left alone
     finally:
         tracker._stop()
+
+
+def test_a_numpy_integer_head_count_works_like_an_int():
+    theta, shapes, batch = tiny_model(h=2)
+    loss, grad = tr.loss_and_grads(theta, shapes, batch, 2)
+    loss_np, grad_np = tr.loss_and_grads(theta, shapes, batch, np.int64(2))
+    np.testing.assert_array_equal(loss, loss_np)
+    np.testing.assert_array_equal(grad, grad_np)
+    answers, _, weights = tr.predict(theta, shapes, batch, np.int64(2))
+    assert weights.shape[2] == 2
+    with pytest.raises((TypeError, ValueError), match="h"):
+        tr.loss_and_grads(theta, shapes, batch, 2.5)

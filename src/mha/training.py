@@ -380,7 +380,7 @@ def loss_and_grads(theta, shapes, batch, h):
     grad : ndarray, shape (M, P)
     """
     grad = np.empty_like(theta)
-    return _loss_and_grads(unpack(theta, shapes), unpack(grad, shapes), batch, h), grad
+    return _loss_and_grads(unpack(theta, shapes), unpack(grad, shapes), batch, check_positive_int(h, "h")), grad
 
 
 def _loss_and_grads(w, g, batch, hs):
