@@ -32,8 +32,9 @@ minutes, so these are one run each):
 * ``section``: 24.7 s CPU for everything the chapter trains in 2 processes, 12.7 s wall
   (1 process: 24.5 s wall, 24.3 s CPU). Before the head counts with d_k = d/h trained as
   one grid sharing each seed's one-hot products, the same runs took 28.5 s CPU in one
-  process; the accuracies are the same, bit for bit. A build then runs chapter 05 in
-  15.7-19 s (myst-nb's execution time, with the kernel's start and shutdown).
+  process; the accuracies are the same, bit for bit. Builds then ran chapter 05 in
+  15.7-19.0 s, and in 20.6 s on the slowest machine of that day (myst-nb's execution
+  time, with the kernel's start and shutdown).
 * ``controls`` (3 seeds each; the record in ``results/`` has every number): four keys
   at d = 32, h = 1 .. 32: 0.32, 0.54, 1.00, 1.00, 0.33, 0.27; one key, h = 1 .. 16:
   1.00, 1.00, 1.00, 0.997, 0.68; peak lr 1e-3: 0.50, 0.62, 0.39, 0.26, 0.22; 6000
