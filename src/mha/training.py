@@ -286,8 +286,10 @@ def _head_views(KV, q, G, g, h):
 
 def _attend_query(K, V, q):
     """One query row per head over 9 tokens: ``K`` ``(N, h, d_k, 9, B)``, ``V`` ``(N, h, d_v, 9, B)``, ``q`` ``(N, h, d_k, B)``."""
-    scores = np.einsum("mhktb,mhkb->mhtb", K, q) * (1 / math.sqrt(K.shape[2]))  # per head and token: (N, h, 9, B)
-    A = np.exp(scores - scores.max(axis=2, keepdims=True))  # every exponent <= 0: nothing overflows
+    scores = np.einsum("mhktb,mhkb->mhtb", K, q)  # per head and token: (N, h, 9, B)
+    scores *= 1 / math.sqrt(K.shape[2])
+    scores -= scores.max(axis=2, keepdims=True)  # every exponent <= 0: nothing overflows
+    A = np.exp(scores, out=scores)  # in place: one (N, h, 9, B) array for the scores and the weights
     A *= 1 / A.sum(axis=2, keepdims=True)  # softmax over the 9 tokens: (N, h, 9, B)
     Z = np.einsum("mhtb,mhvtb->mhvb", A, V)  # each head's weighted sum of values: (N, h, d_v, B)
     return A, Z
@@ -300,7 +302,9 @@ def _attend_query_backward(K, V, q, A, dZ, dK, dV):
     """
     np.multiply(A[:, :, None], dZ[..., None, :], out=dV)  # each token's value got weight a_t: (N, h, d_v, 9, B)
     dA = np.einsum("mhvb,mhvtb->mhtb", dZ, V)  # (N, h, 9, B)
-    dS = A * (dA - (dA * A).sum(axis=2, keepdims=True))  # the softmax's Jacobian: (N, h, 9, B)
+    dS = dA * A
+    dA -= dS.sum(axis=2, keepdims=True)
+    dS = np.multiply(dA, A, out=dS)  # the softmax's Jacobian, a (da - Σ da a): (N, h, 9, B)
     dS *= 1 / math.sqrt(K.shape[2])  # the scores were divided by √d_k
     np.multiply(dS[:, :, None], q[..., None, :], out=dK)  # (N, h, d_k, 9, B)
     return np.einsum("mhtb,mhktb->mhkb", dS, K)  # dq: (N, h, d_k, B)
@@ -546,11 +550,16 @@ def _training_lookups(seed, steps, n_keys, chunk=100):
     lookups without drawing them again.
     """
     rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[1])
-    draws = [lookup_batch(rng, min(chunk, steps - start) * BATCH, n_keys) for start in range(0, steps, chunk)]
-    fields = [np.concatenate([getattr(b, f) for b in draws]).astype(np.uint8) for f in ("keys", "values", "asked")]
-    for a in fields:
+    fields = {f: np.empty((steps * BATCH, n), np.uint8) for f, n in
+              (("keys", N_ENTRIES), ("values", N_ENTRIES), ("asked", n_keys))}
+    for start in range(0, steps, chunk):
+        rows = slice(start * BATCH, min(start + chunk, steps) * BATCH)
+        draw = lookup_batch(rng, rows.stop - rows.start, n_keys)
+        for f, a in fields.items():
+            a[rows] = getattr(draw, f)  # numbers below 16 fit in uint8
+    for a in fields.values():
         a.setflags(write=False)
-    return LookupBatch(*fields)
+    return LookupBatch(**fields)
 
 
 def _batches(seeds, steps, n_keys):
