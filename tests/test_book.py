@@ -57,6 +57,13 @@ def test_strict_build_passed_with_zero_warnings(report):
     assert report["warnings"] == []
 
 
+def test_every_chapter_was_executed_afresh_by_the_build(report):
+    """Nothing is cached between builds: myst-nb ran every chapter's notebook in this build."""
+    executed = report["executed_seconds"]
+    assert set(CHAPTERS) <= set(executed), f"not executed by the build: {sorted(set(CHAPTERS) - set(executed))}"
+    assert all(seconds > 0 for seconds in executed.values())
+
+
 def test_every_toc_page_was_built(report):
     for page in toc_files():
         assert f"{page}.html" in report["pages"], f"{page} was not built"
