@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import sys
@@ -132,16 +133,37 @@ def section_settings():
             + [{"h": h, "d_k": 4, "seeds": SEEDS[:1]} for h in (1, 2)])
 
 
-def run_section(args):
-    for processes in (2, 1):
-        wall, cpu = time.perf_counter(), time.process_time()
-        children = os.times()
-        tr.lookup_sweep(section_settings(), processes=processes)
+def timed_sweep(processes, job_bytes):
+    """Wall and CPU seconds (this process and its workers) of the chapter's sweep, jobs cut at ``job_bytes``."""
+    cap, tr.JOB_BYTES = tr.JOB_BYTES, job_bytes  # the jobs are cut here, before any worker starts
+    try:
+        wall, cpu, children = time.perf_counter(), time.process_time(), os.times()
+        results = tr.lookup_sweep(section_settings(), processes=processes)
         after = os.times()
-        cpu = time.process_time() - cpu + (after.children_user - children.children_user
-                                           + after.children_system - children.children_system)
-        print(f"chapter 05's training, {processes} process(es): {time.perf_counter() - wall:.1f} s wall, "
-              f"{cpu:.1f} s CPU")
+    finally:
+        tr.JOB_BYTES = cap
+    cpu = time.process_time() - cpu + (after.children_user - children.children_user
+                                       + after.children_system - children.children_system)
+    return time.perf_counter() - wall, cpu, [[r.accuracy for r in rs] for rs in results]
+
+
+def run_section(args):
+    """The sweep in 2 processes with the jobs cut to fit the cache, and without that cut, interleaved; then 1 process."""
+    runs = [("jobs cut at tr.JOB_BYTES", 2, tr.JOB_BYTES), ("grids not cut by size", 2, math.inf)]
+    seconds, accuracies = {label: [] for label, *_ in runs}, []
+    for round_ in range(args.rounds):
+        for label, processes, job_bytes in runs if round_ % 2 == 0 else runs[::-1]:
+            wall, cpu, acc = timed_sweep(processes, job_bytes)
+            seconds[label].append((wall, cpu))
+            accuracies.append(acc)
+            print(f"chapter 05's training, {processes} processes, {label}: {wall:.1f} s wall, {cpu:.1f} s CPU",
+                  flush=True)
+    assert all(a == accuracies[0] for a in accuracies), "the accuracies depend on how the jobs were cut"
+    for label, pairs in seconds.items():
+        walls, cpus = zip(*pairs)
+        print(f"{label}: wall {min(walls):.1f}-{max(walls):.1f} s, CPU {min(cpus):.1f}-{max(cpus):.1f} s")
+    wall, cpu, _ = timed_sweep(1, tr.JOB_BYTES)
+    print(f"chapter 05's training, 1 process: {wall:.1f} s wall, {cpu:.1f} s CPU; the same accuracies")
 
 
 # ================================================================ the controls
@@ -197,7 +219,8 @@ def main(argv=None):
     sub = parser.add_subparsers(dest="part", required=True)
     step = sub.add_parser("step", help="one training step, NumPy against PyTorch")
     step.add_argument("--repeat", type=int, default=200)
-    sub.add_parser("section", help="the seconds chapter 05's training adds to the build")
+    section = sub.add_parser("section", help="the seconds chapter 05's training adds to the build")
+    section.add_argument("--rounds", type=int, default=2, help="rounds of the two ways of cutting the jobs")
     controls = sub.add_parser("controls", help="the recipe's controls, written to benchmarks/results/")
     controls.add_argument("--processes", type=int, default=2)
     controls.add_argument("--only", nargs="*", choices=list(CONTROLS))

@@ -257,7 +257,7 @@ def test_sweep_trains_compatible_settings_as_one_grid():
     settings = [{"h": 1, "seeds": (0, 1), "steps": 30}, {"h": 8, "d_k": 4, "seeds": (0, 1), "steps": 30},
                 {"h": 4, "seeds": (0, 1), "steps": 30}, {"h": 2, "seeds": (1,), "steps": 30},
                 {"h": 16, "d_k": 1, "seeds": (0, 1), "steps": 30}]  # d_k = 1 = d/h: the same shapes as h = 1 and 4
-    assert sorted(map(sorted, tr._jobs(settings, 1))) == [[0, 2, 4], [1], [3]]
+    assert sorted({indices for indices, _ in tr._jobs(settings, 1)}) == [(0, 2, 4), (1,), (3,)]
     swept = tr.lookup_sweep(settings)
     for s, results in zip(settings, swept):
         kw = {k: v for k, v in s.items() if k != "h"}
@@ -269,10 +269,38 @@ def test_a_job_larger_than_its_share_is_cut():
     settings = [{"h": h, "seeds": (0,), "steps": 20} for h in (1, 2, 4, 8)]  # one grid
     assert len(tr._jobs(settings, 1)) == 1
     jobs = tr._jobs(settings, 2)
-    assert len(jobs) == 2 and sorted(i for j in jobs for i in j) == [0, 1, 2, 3]
+    assert len(jobs) == 2 and sorted(i for indices, _ in jobs for i in indices) == [0, 1, 2, 3]
     here, there = tr.lookup_sweep(settings), tr.lookup_sweep(settings, processes=2)
     for a, b in zip(here, there):
         _same_result(a[0], b[0])
+
+
+def test_a_grid_too_large_for_the_cache_trains_one_seed_at_a_time():
+    """Chapter 05's grid (five head counts x three seeds) is cut by seeds; each model still gets its own numbers."""
+    chapter = [{"h": h, "seeds": (0, 1, 2)} for h in (1, 2, 4, 8, 16)] + [{"h": 16, "d_k": 4, "seeds": (0, 1, 2)}]
+    jobs = tr._jobs(chapter, 1)
+    assert sorted(jobs) == [((0, 1, 2, 3, 4), (0,)), ((0, 1, 2, 3, 4), (1,)), ((0, 1, 2, 3, 4), (2,)),
+                            ((5,), (0,)), ((5,), (1, 2))]
+    assert all(tr._job_bytes(chapter, job) <= tr.JOB_BYTES for job in jobs)
+    assert tr._job_bytes(chapter, ((0, 1, 2, 3, 4), (0, 1, 2))) == 15 * 32 * 9 * 256 * 4  # N G x c x 9 x B x 4 bytes
+    settings = [{"h": h, "seeds": (2, 0, 1), "steps": 20} for h in (1, 4)]  # seeds out of order
+    cap = tr.JOB_BYTES
+    try:
+        tr.JOB_BYTES = tr._job_bytes(settings, ((0, 1), (0,)))  # room for one seed of the grid
+        assert sorted(tr._jobs(settings, 1)) == [((0, 1), (0,)), ((0, 1), (1,)), ((0, 1), (2,))]
+        swept = tr.lookup_sweep(settings)
+    finally:
+        tr.JOB_BYTES = cap
+    for s, results in zip(settings, swept):
+        assert [r.seed for r in results] == [2, 0, 1]
+        for x, y in zip(results, tr.dictionary_lookups(s["h"], seeds=(2, 0, 1), steps=20), strict=True):
+            _same_result(x, y)
+
+
+def test_a_seed_given_twice_gets_a_result_each_time():
+    swept = tr.lookup_sweep([{"h": 2, "seeds": (3, 3), "steps": 10}, {"h": 4, "seeds": (3, 3), "steps": 10}])
+    assert [[r.seed for r in rs] for rs in swept] == [[3, 3], [3, 3]]
+    _same_result(swept[0][0], swept[0][1])
 
 
 def test_head_sweep_is_one_lookup_per_head_count():

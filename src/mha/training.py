@@ -33,7 +33,8 @@ The score is the accuracy on one fixed test set of 8192 samples.
 settings, in worker processes if asked. Models whose weights have the same
 shapes (every ``h`` with ``d_k = d / h``) and that read the same lookups train
 side by side in one grid and share the products of each seed's one-hots
-(:func:`_query_layer`); each model's numbers are the ones it gets alone.
+(:func:`_query_layer`), as many seeds at a time as keep the step's arrays in a
+core's cache (:data:`JOB_BYTES`); each model's numbers are the ones it gets alone.
 """
 
 from __future__ import annotations
@@ -742,11 +743,17 @@ def _checked(setting):
     return _check_setting(**{**_DEFAULTS, **setting})
 
 
-def _cost(setting):
-    """A rough guess of a setting's training time, to hand the longest jobs out first."""
-    h, d = setting["h"], setting.get("d", 16)
-    d_k = setting.get("d_k") or d // max(h, 1)
-    return len(setting.get("seeds", (0, 1, 2))) * setting.get("steps", 1500) * (h * d_k + d)
+def _cost(settings, job):
+    """A rough guess of a job's training time, to hand the longest jobs out first and to balance them.
+
+    In units of one column of one model's keys and values for one step: each
+    step costs about 24 of them whatever it trains, each model 13 more, and
+    its ``c = h d_k + d`` columns (fitted to the job times of chapter 05's
+    sweep on the book's machine, to within about 15 %).
+    """
+    indices, positions = job
+    columns = [sum(_checked(settings[i])[1][w][1] for w in ("W_K", "W_V")) for i in indices]
+    return _checked(settings[indices[0]])[3] * (24 + len(positions) * sum(13 + c for c in columns))
 
 
 def _usable_cpus():
@@ -755,26 +762,66 @@ def _usable_cpus():
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
+#: The largest keys-and-values array, in bytes, that one step of a job works on (``_query_layer``'s
+#: ``KV``: N G models x c columns x 9 tokens x 256 lookups, float32); the step's other arrays are about
+#: as large again. Beyond it they outgrow a core's cache (2 MiB of L2 on the book's machine), and the
+#: step slows down, most of all when the machine is busy. There, one step of five head counts with
+#: three seeds stacked (4.4 MiB) took 0.83-0.97 ms per model, one seed at a time (1.4 MiB) 0.48-0.55 ms;
+#: on a quiet machine, 0.48-0.54 against 0.57-0.61 ms. Chapter 05's sweep on the busy machine:
+#: 13.3-14.3 s (2 processes) with its jobs cut at this size, 15.9-17.0 s without
+#: (``benchmarks/bench_training.py section``).
+JOB_BYTES = 3 * 2**19
+
+
+def _job_bytes(settings, job):
+    """The size of a job's ``KV`` array: its models (settings x seeds) times their columns (:func:`_query_layer`)."""
+    indices, positions = job
+    shapes = _checked(settings[indices[0]])[1]
+    columns = shapes["W_K"][1] + shapes["W_V"][1]
+    return len(indices) * len(positions) * columns * (N_ENTRIES + 1) * BATCH * np.dtype(DTYPE).itemsize
+
+
+def _halves(job):
+    """A job cut in two: by seeds if it has several, else by settings."""
+    indices, positions = job
+    if len(positions) > 1:
+        return [(indices, positions[:len(positions) // 2]), (indices, positions[len(positions) // 2:])]
+    return [(indices[:len(indices) // 2], positions), (indices[len(indices) // 2:], positions)]
+
+
 def _jobs(settings, processes):
-    """The settings' indices, grouped into jobs of models that can train side by side.
+    """The settings, grouped into jobs of models that train side by side: ``(indices, seed positions)``.
 
     Settings whose weights have the same shapes and that read the same
     lookups (same seeds, steps, learning rate) train as one grid
-    (:func:`_train_models`). While the largest job would take more than its
-    share of the processes' time, it is cut in two.
+    (:func:`_train_models`), on some or all of their seeds (positions in
+    their ``seeds``). A job whose step would work on more than
+    :data:`JOB_BYTES` of keys and values is cut in two, by seeds first; then,
+    while the largest job would take more than its share of the processes'
+    time, it is cut in two as well.
     """
     groups = {}
     for i, s in enumerate(settings):
         h, shapes, seeds, steps, lr = _checked(s)
         groups.setdefault((tuple(shapes.items()), tuple(seeds), steps, lr), []).append(i)
-    jobs = list(groups.values())
-    cost = lambda job: sum(_cost(settings[i]) for i in job)
-    share = sum(cost(j) for j in jobs) / processes
-    while any(len(j) > 1 and cost(j) > share for j in jobs):
-        big = max((j for j in jobs if len(j) > 1), key=cost)
+    jobs = [(tuple(indices), tuple(range(len(key[1])))) for key, indices in groups.items()]
+    cuttable = lambda job: len(job[0]) > 1 or len(job[1]) > 1
+    while big := [j for j in jobs if cuttable(j) and _job_bytes(settings, j) > JOB_BYTES]:
+        jobs.remove(big[0])
+        jobs += _halves(big[0])
+    cost = functools.partial(_cost, settings)
+    share = lambda: sum(cost(j) for j in jobs) / processes
+    while any(cuttable(j) and cost(j) > share() for j in jobs):
+        big = max((j for j in jobs if cuttable(j)), key=cost)
         jobs.remove(big)
-        jobs += [big[:len(big) // 2], big[len(big) // 2:]]
+        jobs += _halves(big)
     return sorted(jobs, key=cost, reverse=True)  # the longest first
+
+
+def _job_settings(settings, job):
+    """The settings of a job, each with only the job's seeds."""
+    indices, positions = job
+    return [{**settings[i], "seeds": tuple(_checked(settings[i])[2][p] for p in positions)} for i in indices]
 
 
 def _run_job(settings):
@@ -828,8 +875,9 @@ def lookup_sweep(settings, *, processes=1):
     Settings whose weights have the same shapes and that read the same
     lookups (the same ``seeds``, ``steps`` and ``lr``), for example every
     ``h`` with ``d_k = d / h``, train side by side in one process and share
-    the products of their one-hots; each still gets the numbers it gets
-    alone.
+    the products of their one-hots; a grid too large for a core's cache
+    (:data:`JOB_BYTES`) trains some of its seeds at a time. Each model still
+    gets the numbers it gets alone.
 
     Returns
     -------
@@ -852,7 +900,7 @@ def lookup_sweep(settings, *, processes=1):
         _checked(s)  # every argument checked here, before any worker starts
     processes = min(check_positive_int(processes, "processes"), _usable_cpus())
     jobs = _jobs(settings, processes)
-    results = {}
+    done = {}  # job -> one list of results per setting
     if processes > 1 and len(jobs) > 1:
         import concurrent.futures
         import multiprocessing
@@ -860,12 +908,15 @@ def lookup_sweep(settings, *, processes=1):
         try:
             with _own_resource_tracker(), concurrent.futures.ProcessPoolExecutor(
                     min(processes, len(jobs)), mp_context=multiprocessing.get_context("spawn")) as pool:
-                futures = [pool.submit(_run_job, [settings[i] for i in job]) for job in jobs]
-                for job, future in zip(jobs, futures):
-                    results.update(zip(job, future.result()))
+                futures = [pool.submit(_run_job, _job_settings(settings, job)) for job in jobs]
+                done = {job: future.result() for job, future in zip(jobs, futures)}
         except (OSError, concurrent.futures.process.BrokenProcessPool):
-            results = {}
+            done = {}
     for job in jobs:
-        if job[0] not in results:  # here: one process, or workers could not be started
-            results.update(zip(job, _run_job([settings[i] for i in job])))
-    return [results[i] for i in range(len(settings))]
+        if job not in done:  # here: one process, or workers could not be started
+            done[job] = _run_job(_job_settings(settings, job))
+    by_seed = {}  # (setting, seed position) -> result
+    for (indices, positions), results in done.items():
+        for i, per_seed in zip(indices, results):
+            by_seed.update(((i, p), r) for p, r in zip(positions, per_seed))
+    return [[by_seed[i, p] for p in range(len(_checked(s)[2]))] for i, s in enumerate(settings)]
