@@ -13,7 +13,9 @@ thread), and their ratio.
 
 ``section`` times the training the chapter runs at build time (3 seeds x 5 head
 counts, the fixed-d_k runs and the two single-seed runs of the explorer), in two
-worker processes as the page does, and in one: wall seconds and CPU seconds.
+worker processes as the page does, with its jobs cut to fit a core's cache
+(``tr.JOB_BYTES``) and without that cut, interleaved (``--rounds``); then in one
+process: wall seconds and CPU seconds, and a check that the accuracies are the same.
 
 ``controls`` runs the checks of the recipe that the page reports but does not
 execute (they take minutes): four keys at d = 32 for h = 1 .. 32; one key; a peak
@@ -29,12 +31,14 @@ minutes, so these are one run each):
   0.98 for h = 1, 2, 4, 8, 16 against PyTorch 4.02 / 3.88 / 3.20 / 3.78 / 5.13, a ratio
   of 0.19-0.29 (at this size PyTorch's cost per operation dominates). Three seeds side by
   side: 3.2-3.7 ms per step.
-* ``section``: 24.7 s CPU for everything the chapter trains in 2 processes, 12.7 s wall
-  (1 process: 24.5 s wall, 24.3 s CPU). Before the head counts with d_k = d/h trained as
-  one grid sharing each seed's one-hot products, the same runs took 28.5 s CPU in one
-  process; the accuracies are the same, bit for bit. Builds then ran chapter 05 in
-  15.7-19.0 s, and in 20.6 s on the slowest machine of that day (myst-nb's execution
-  time, with the kernel's start and shutdown).
+* ``section`` (``--rounds 4``, on a busy machine): 13.3-14.3 s wall, 25.5-27.2 s CPU in 2
+  processes with the jobs cut at ``tr.JOB_BYTES``; 15.9-17.0 s wall, 30.4-31.0 s CPU
+  without that cut; 1 process: 26.5 s wall, 25.7 s CPU. The same accuracies every time.
+  Against the code before the cut (interleaved, 4 runs each, busy machine): 10.9-13.4 s
+  wall against 16.5-20.8 s. Quiet machines of earlier stops: 12.7 s wall, 24.7 s CPU.
+  Builds ran chapter 05 in 15.2-19.0 s, and in 20.6 s on the slowest machine of the
+  last stop (myst-nb's execution time, with the kernel's start and shutdown; the build
+  prints each chapter's, and ``_build/build-report.json`` keeps them).
 * ``controls`` (3 seeds each; the record in ``results/`` has every number): four keys
   at d = 32, h = 1 .. 32: 0.32, 0.54, 1.00, 1.00, 0.33, 0.27; one key, h = 1 .. 16:
   1.00, 1.00, 1.00, 0.997, 0.68; peak lr 1e-3: 0.50, 0.62, 0.39, 0.26, 0.22; 6000
