@@ -32,9 +32,10 @@ The score is the accuracy on one fixed test set of 8192 samples.
 :func:`head_sweep` one model per head count, and :func:`lookup_sweep` several
 settings, in worker processes if asked. Models whose weights have the same
 shapes (every ``h`` with ``d_k = d / h``) and that read the same lookups train
-side by side in one grid and share the products of each seed's one-hots
-(:func:`_query_layer`), as many seeds at a time as keep the step's arrays in a
-core's cache (:data:`JOB_BYTES`); each model's numbers are the ones it gets alone.
+side by side in one grid, share the products of each seed's one-hots in the
+forward pass and one softmax call for all their heads (:func:`_query_layer`),
+as many seeds at a time as keep the step's arrays small (:data:`JOB_BYTES`);
+each model's numbers are the ones it gets alone.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ import contextlib
 import functools
 import inspect
 import math
+import typing
 from dataclasses import dataclass
 
 import numpy as np
@@ -266,13 +268,20 @@ def _query_layer(w, one_hots, hs):
               out=KV[:, :, :-1].reshape(-1, G * c, N_ENTRIES * B))  # -> (N, G c, 8B)
     KV[:, :, -1] = _t(W_KV) @ x_q  # the query is a key and a value too: (M, c, d) @ (M, d, B)
     q = _t(w["W_Q"]) @ x_q  # (M, h d_k, d) @ (M, d, B) -> (M, h d_k, B)
-    concat, A = np.empty((M, d, B), x_q.dtype), []  # the heads side by side, d = h d_v: (M, d, B)
-    for g, h in enumerate(hs):
-        A_g, Z_g = _attend_query(*_head_views(KV, q, G, g, h))
+    heads = _grid_heads(hs, q.shape[1], M // G, q.dtype)
+    views = [_head_views(KV, q, G, g, h) for g, h in enumerate(hs)]  # K, V, q of each model, split into heads
+    S = np.empty((heads.total, N_ENTRIES + 1, B), x_q.dtype)  # every head of every model: (N Σh, 9, B)
+    A = heads.blocks(S)  # model g's heads, one contiguous block each: (N, h, 9, B)
+    for (K, _, q_g), S_g in zip(views, A):
+        np.einsum("mhktb,mhkb->mhtb", K, q_g, out=S_g)  # per head and token: (N, h, 9, B)
+    _softmax_tokens(S, heads.scale)  # in place, all the models' heads at once: (N Σh, 9, B)
+    concat = np.empty((M, d, B), x_q.dtype)  # the heads side by side, d = h d_v: (M, d, B)
+    for g, ((_, V, _), A_g) in enumerate(zip(views, A)):
+        Z_g = np.einsum("mhtb,mhvtb->mhvb", A_g, V)  # each head's weighted sum of values: (N, h, d_v, B)
         _by_seed(concat, G)[:, g] = Z_g.reshape(-1, d, B)  # (N, h, d_v, B) -> (N, d, B)
-        A.append(A_g)
     y = _t(w["W_O"]) @ concat  # (M, d, h d_v) @ (M, h d_v, B) -> (M, d, B)
-    return x_q, y, {"W_KV": W_KV, "x_q": x_q, "KV": KV, "q": q, "A": A, "concat": concat, "hs": hs}
+    cache = {"W_KV": W_KV, "x_q": x_q, "KV": KV, "q": q, "S": S, "A": A, "heads": heads, "concat": concat, "hs": hs}
+    return x_q, y, cache
 
 
 def _head_views(KV, q, G, g, h):
@@ -285,37 +294,59 @@ def _head_views(KV, q, G, g, h):
     return K, V, q_g.reshape(N, h, d_k, B)  # q: (N, h d_k, B) -> (N, h, d_k, B)
 
 
-def _attend_query(K, V, q):
-    """One query row per head over 9 tokens: ``K`` ``(N, h, d_k, 9, B)``, ``V`` ``(N, h, d_v, 9, B)``, ``q`` ``(N, h, d_k, B)``."""
-    scores = np.einsum("mhktb,mhkb->mhtb", K, q)  # per head and token: (N, h, 9, B)
-    scores *= 1 / math.sqrt(K.shape[2])
-    scores -= scores.max(axis=2, keepdims=True)  # every exponent <= 0: nothing overflows
-    A = np.exp(scores, out=scores)  # in place: one (N, h, 9, B) array for the scores and the weights
-    A *= 1 / A.sum(axis=2, keepdims=True)  # softmax over the 9 tokens: (N, h, 9, B)
-    Z = np.einsum("mhtb,mhvtb->mhvb", A, V)  # each head's weighted sum of values: (N, h, d_v, B)
-    return A, Z
+class _GridHeads(typing.NamedTuple):
+    """The heads of a grid's models (``N`` seeds, head counts ``hs``) stacked on one axis, model by model."""
+
+    hs: tuple  # the head counts of the G models
+    N: int  # seeds
+    total: int  # N Σh heads in all
+    scale: np.ndarray  # 1/√d_k of each head, (N Σh, 1, 1), in the scores' dtype
+
+    def blocks(self, X):
+        """``X`` ``(N Σh, ...)`` cut into one view per model, ``(N, h, ...)``: each a contiguous block.
+
+        Model ``g``'s block has the same layout in any grid (and alone), so its
+        numbers do not depend on what it trains beside.
+        """
+        stops = np.cumsum([self.N * h for h in self.hs]).tolist()
+        return [X[stop - self.N * h:stop].reshape(self.N, h, *X.shape[1:]) for stop, h in zip(stops, self.hs)]
 
 
-def _attend_query_backward(K, V, q, A, dZ, dK, dV):
-    r"""Gradients through :func:`_attend_query`: writes ``dK`` and ``dV`` (shaped like ``K``, ``V``), returns ``dq``.
+@functools.lru_cache(maxsize=32)
+def _grid_heads(hs, hd_k, N, dtype):
+    """:class:`_GridHeads` of ``N`` seeds of models with ``hs`` heads and ``h d_k = hd_k`` query columns each."""
+    scale = np.concatenate([np.full(N * h, 1 / math.sqrt(hd_k // h)) for h in hs]).astype(dtype).reshape(-1, 1, 1)
+    scale.setflags(write=False)
+    return _GridHeads(tuple(hs), N, N * sum(hs), scale)
 
-    The softmax's Jacobian is :math:`ds_t = a_t\,(da_t - \sum_u da_u a_u)`.
+
+def _softmax_tokens(S, scale):
+    """Scores ``S`` ``(heads, 9, B)`` scaled by ``scale`` (1/√d_k per head), then softmax over the 9 tokens, in place."""
+    S *= scale
+    S -= S.max(axis=1, keepdims=True)  # every exponent <= 0: nothing overflows
+    A = np.exp(S, out=S)  # in place: one array for the scores and the weights
+    A *= 1 / A.sum(axis=1, keepdims=True)
+    return A
+
+
+def _softmax_tokens_backward(A, dA, scale):
+    r"""The gradient of the scores before :func:`_softmax_tokens` from ``dA``, the gradient of its weights ``A``.
+
+    The softmax's Jacobian is :math:`ds_t = a_t\,(da_t - \sum_u da_u a_u)`, then the
+    scale: ``dS = scale * A * (dA - sum(dA * A))``. ``dA`` is overwritten.
     """
-    np.multiply(A[:, :, None], dZ[..., None, :], out=dV)  # each token's value got weight a_t: (N, h, d_v, 9, B)
-    dA = np.einsum("mhvb,mhvtb->mhtb", dZ, V)  # (N, h, 9, B)
     dS = dA * A
-    dA -= dS.sum(axis=2, keepdims=True)
-    dS = np.multiply(dA, A, out=dS)  # the softmax's Jacobian, a (da - Σ da a): (N, h, 9, B)
-    dS *= 1 / math.sqrt(K.shape[2])  # the scores were divided by √d_k
-    np.multiply(dS[:, :, None], q[..., None, :], out=dK)  # (N, h, d_k, 9, B)
-    return np.einsum("mhtb,mhktb->mhkb", dS, K)  # dq: (N, h, d_k, B)
+    dA -= dS.sum(axis=1, keepdims=True)
+    dS = np.multiply(dA, A, out=dS)  # a (da - Σ da a): (heads, 9, B)
+    dS *= scale  # the scores were divided by √d_k
+    return dS
 
 
 def _query_layer_backward(w, one_hots, cache, dy, dx_q):
     r"""Gradients through :func:`_query_layer`, from ``dy`` and ``dx_q`` ``(M, d, B)``, for every weight it uses.
 
     The same steps as :func:`mha.backward.attend_backward`, for one query row
-    (:func:`_attend_query_backward`). The entries' gradients go back through
+    (the softmax's in :func:`_softmax_tokens_backward`, for every head at once). The entries' gradients go back through
     the one-hots to the rows of ``E``. ``tests/test_training.py`` checks the
     result against :func:`mha.attention_backward`.
 
@@ -325,19 +356,29 @@ def _query_layer_backward(w, one_hots, cache, dy, dx_q):
         ``E``, ``W_Q``, ``W_K``, ``W_V``, ``W_O``, each with a leading axis ``M``.
     """
     entries, query = one_hots  # (N, 32, 8B), (N, 16 n_keys, B)
-    W_KV, x_q, KV, q, A, hs = (cache[k] for k in ("W_KV", "x_q", "KV", "q", "A", "hs"))
+    W_KV, x_q, KV, q, hs = (cache[k] for k in ("W_KV", "x_q", "KV", "q", "hs"))
     (M, c, T, B), G, hd_k = KV.shape, len(hs), q.shape[1]
     grads = {"W_O": cache["concat"] @ _t(dy)}  # (M, h d_v, B) @ (M, B, d) -> (M, h d_v, d)
     dZ = w["W_O"] @ dy  # (M, h d_v, d) @ (M, d, B) -> (M, h d_v, B)
-    dKV, dq = np.empty_like(KV), np.empty_like(q)  # (M, c, 9, B), (M, h d_k, B)
-    for g, h in enumerate(hs):
-        K, V, q_g = _head_views(KV, q, G, g, h)
-        dK, dV, _ = _head_views(dKV, dq, G, g, h)
+    heads, A = cache["heads"], cache["A"]  # model g's weights: (N, h, 9, B), blocks of one (N Σh, 9, B) array
+    dKV, dq, dA = np.empty_like(KV), np.empty_like(q), np.empty_like(cache["S"])  # (M, c, 9, B), (M, h d_k, B), (N Σh, 9, B)
+    views = [(_head_views(KV, q, G, g, h), _head_views(dKV, dq, G, g, h)) for g, h in enumerate(hs)]
+    for g, (((_, V, _), (_, dV, _)), A_g, dA_g) in enumerate(zip(views, A, heads.blocks(dA))):
         dZ_g = _by_seed(dZ, G)[:, g].reshape(V.shape[:3] + (B,))  # (N, h d_v, B) -> (N, h, d_v, B)
-        _by_seed(dq, G)[:, g] = _attend_query_backward(K, V, q_g, A[g], dZ_g, dK, dV).reshape(-1, hd_k, B)
+        np.multiply(A_g[:, :, None], dZ_g[..., None, :], out=dV)  # each token's value got weight a_t: (N, h, d_v, 9, B)
+        np.einsum("mhvb,mhvtb->mhtb", dZ_g, V, out=dA_g)  # (N, h, 9, B)
+    dS = _softmax_tokens_backward(cache["S"], dA, heads.scale)  # all the models' heads at once: (N Σh, 9, B)
+    for g, (((K, _, q_g), (dK, _, _)), dS_g) in enumerate(zip(views, heads.blocks(dS))):
+        np.multiply(dS_g[:, :, None], q_g[..., None, :], out=dK)  # (N, h, d_k, 9, B)
+        _by_seed(dq, G)[:, g] = np.einsum("mhtb,mhktb->mhkb", dS_g, K).reshape(-1, hd_k, B)  # dq: (N, h, d_k, B)
     dKV_q = dKV[:, :, -1]  # the query token's key and value: (M, c, B)
-    per_row = dKV[:, :, :-1].reshape(-1, G * c, N_ENTRIES * B) @ _t(entries)  # one product per seed: (N, G c, 8B) @ (N, 8B, 32)
-    per_row = _t(per_row.reshape(M, c, 2 * N_SYMBOLS))  # summed by row of E: (N, G c, 32) -> (M, 32, c)
+    # Summed by row of E, one product per model: BLAS may add up a row's 2048 terms in another order when
+    # the matrix has more rows (OpenBLAS on an AMD EPYC does), and a model's numbers must not depend on its grid.
+    per_row = np.empty((M, c, 2 * N_SYMBOLS), KV.dtype)  # (M, c, 32)
+    for g in range(G):
+        np.matmul(_by_seed(dKV[:, :, :-1], G)[:, g].reshape(-1, c, N_ENTRIES * B), _t(entries),  # (N, c, 8B) @ (N, 8B, 32)
+                  out=_by_seed(per_row, G)[:, g])
+    per_row = _t(per_row)  # (M, 32, c)
     dx_q = dx_q + w["W_Q"] @ dq + W_KV @ dKV_q  # the query asked, and was a key and a value: (M, d, B)
     dW_KV = _t(w["E"][:, :2 * N_SYMBOLS]) @ per_row + x_q @ _t(dKV_q)  # (M, d, 32) @ (M, 32, c) + (M, d, B) @ (M, B, c)
     grads["W_Q"] = x_q @ _t(dq)  # (M, d, B) @ (M, B, h d_k) -> (M, d, h d_k)
@@ -769,7 +810,11 @@ def _usable_cpus():
 #: three seeds stacked (4.4 MiB) took 0.83-0.97 ms per model, one seed at a time (1.4 MiB) 0.48-0.55 ms;
 #: on a quiet machine, 0.48-0.54 against 0.57-0.61 ms. Chapter 05's sweep on the busy machine:
 #: 13.3-14.3 s (2 processes) with its jobs cut at this size, 15.9-17.0 s without
-#: (``benchmarks/bench_training.py section``).
+#: (``benchmarks/bench_training.py section``). On a 2-core AMD EPYC (1 MiB of L2) the stacked step
+#: was slow for another reason: about 2,500 page faults per step (9-10 ms of system time in a 20-23 ms
+#: step), as the C library handed its large arrays back to the system after each step and took them
+#: again; cut at this size, 5 per step. (With the library's malloc thresholds raised, stacked and cut
+#: steps took the same time there.)
 JOB_BYTES = 3 * 2**19
 
 
