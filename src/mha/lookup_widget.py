@@ -146,7 +146,8 @@ def lookup_explorer(by_mode, *, start=1, sample=0, dom_class="mha-lookup"):
     if not modes or len(counts) != 1:
         raise ValueError("every mode needs one result per head count, the same head counts in the same order")
     hs = counts.pop()
-    stacks = [_stack(lookup_frames(rs, sample)) for rs in modes.values()]
+    frames = lookup_frames([r for rs in modes.values() for r in rs], sample)  # one figure paints every frame
+    stacks = [_stack(frames[i:i + len(hs)]) for i in range(0, len(frames), len(hs))]
     slider = widgets.SelectionSlider(options=[(str(h), i) for i, h in enumerate(hs)], index=start,
                                      description="heads h", continuous_update=True,
                                      style={"description_width": "initial"},
