@@ -220,7 +220,7 @@ def _by_seed(X, G):
     return X.reshape(X.shape[0] // G, G, *X.shape[1:])
 
 
-def _query_layer(w, one_hots, hs):
+def _query_layer(w, one_hots, hs, ws=None):
     r"""The model up to the heads' output, for the last token only, batch last: it asks, all 9 tokens answer.
 
     Per head :math:`i`, with :math:`k_{it}`, :math:`v_{it}` the key and value of token :math:`t`,
@@ -244,6 +244,9 @@ def _query_layer(w, one_hots, hs):
         The head counts of the ``G`` models of each seed, whose weights have the
         same shapes; model ``m = s G + g`` reads batch ``s`` and has ``hs[g]``
         heads (``M = N G``). The models of a seed share its one-hot products.
+    ws : _Workspace, optional
+        The step's arrays, made once and reused by every step of a training run;
+        made here if not given.
 
     Returns
     -------
@@ -260,28 +263,47 @@ def _query_layer(w, one_hots, hs):
     E_T = _t(w["E"])  # (M, d, n_codes)
     W_KV = np.concatenate([w["W_K"], w["W_V"]], axis=-1)  # keys' and values' columns side by side: (M, d, c)
     (M, d, c), B, G = W_KV.shape, query.shape[-1], len(hs)
+    ws = ws or _Workspace(M, c, w["W_Q"].shape[-1], hs, B, W_KV.dtype)
     x_q = _by_seed(E_T[:, :, 2 * N_SYMBOLS:], G) @ query[:, None]  # the query token: (N, G, d, 16 n) @ (N, 1, 16 n, B)
     x_q = x_q.reshape(M, d, B)  # -> (M, d, B)
-    KV = np.empty((M, c, N_ENTRIES + 1, B), x_q.dtype)  # every token's key and value: (M, c, 9, B)
+    KV, q, S, concat = ws.KV, ws.q, ws.S, ws.concat  # (M, c, 9, B), (M, h d_k, B), (N Σh, 9, B), (M, d, B)
     rows = _t(W_KV) @ E_T[:, :, :2 * N_SYMBOLS]  # each key's and each value's row of E, projected: (M, c, 32)
-    np.matmul(rows.reshape(-1, G * c, 2 * N_SYMBOLS), entries,  # one product per seed: (N, G c, 32) @ (N, 32, 8B)
-              out=KV[:, :, :-1].reshape(-1, G * c, N_ENTRIES * B))  # -> (N, G c, 8B)
+    np.matmul(rows.reshape(-1, G * c, 2 * N_SYMBOLS), entries, out=ws.KV_entries)  # one product per seed:
+    # (N, G c, 32) @ (N, 32, 8B) -> (N, G c, 8B), every token's key and value but the query's
     KV[:, :, -1] = _t(W_KV) @ x_q  # the query is a key and a value too: (M, c, d) @ (M, d, B)
-    q = _t(w["W_Q"]) @ x_q  # (M, h d_k, d) @ (M, d, B) -> (M, h d_k, B)
-    heads = _grid_heads(hs, q.shape[1], M // G, q.dtype)
-    views = [_head_views(KV, q, G, g, h) for g, h in enumerate(hs)]  # K, V, q of each model, split into heads
-    S = np.empty((heads.total, N_ENTRIES + 1, B), x_q.dtype)  # every head of every model: (N Σh, 9, B)
-    A = heads.blocks(S)  # model g's heads, one contiguous block each: (N, h, 9, B)
-    for (K, _, q_g), S_g in zip(views, A):
+    np.matmul(_t(w["W_Q"]), x_q, out=q)  # (M, h d_k, d) @ (M, d, B) -> (M, h d_k, B)
+    for (K, _, q_g), S_g in zip(ws.views, ws.A):  # each model split into its heads (views)
         np.einsum("mhktb,mhkb->mhtb", K, q_g, out=S_g)  # per head and token: (N, h, 9, B)
-    _softmax_tokens(S, heads.scale)  # in place, all the models' heads at once: (N Σh, 9, B)
-    concat = np.empty((M, d, B), x_q.dtype)  # the heads side by side, d = h d_v: (M, d, B)
-    for g, ((_, V, _), A_g) in enumerate(zip(views, A)):
+    _softmax_tokens(S, ws.heads.scale)  # in place, all the models' heads at once: (N Σh, 9, B)
+    for g, ((_, V, _), A_g) in enumerate(zip(ws.views, ws.A)):
         Z_g = np.einsum("mhtb,mhvtb->mhvb", A_g, V)  # each head's weighted sum of values: (N, h, d_v, B)
         _by_seed(concat, G)[:, g] = Z_g.reshape(-1, d, B)  # (N, h, d_v, B) -> (N, d, B)
     y = _t(w["W_O"]) @ concat  # (M, d, h d_v) @ (M, h d_v, B) -> (M, d, B)
-    cache = {"W_KV": W_KV, "x_q": x_q, "KV": KV, "q": q, "S": S, "A": A, "heads": heads, "concat": concat, "hs": hs}
-    return x_q, y, cache
+    return x_q, y, {"W_KV": W_KV, "x_q": x_q, "A": ws.A, "ws": ws, "hs": hs}
+
+
+class _Workspace:
+    """The arrays of one step of a grid (:func:`_query_layer` and its backward), with each model's views of them.
+
+    A training run makes one and reuses it at every step, so the arrays and
+    their views are made once, not once per step. Each step writes every
+    entry it reads.
+    """
+
+    def __init__(self, M, c, hd_k, hs, B, dtype):
+        G, T = len(hs), N_ENTRIES + 1
+        self.heads = heads = _grid_heads(hs, hd_k, M // G, np.dtype(dtype))
+        self.KV, self.dKV = np.empty((M, c, T, B), dtype), np.empty((M, c, T, B), dtype)  # every token's key and value
+        self.q, self.dq = np.empty((M, hd_k, B), dtype), np.empty((M, hd_k, B), dtype)
+        self.S, self.dA = np.empty((heads.total, T, B), dtype), np.empty((heads.total, T, B), dtype)  # (N Σh, 9, B)
+        self.concat = np.empty((M, c - hd_k, B), dtype)  # the heads' outputs side by side, h d_v = d
+        self.per_row = np.empty((M, c, 2 * N_SYMBOLS), dtype)
+        self.KV_entries = self.KV[:, :, :-1].reshape(-1, G * c, N_ENTRIES * B)  # (N, G c, 8B), a view
+        self.A, self.dA_blocks = heads.blocks(self.S), heads.blocks(self.dA)  # model g's heads: (N, h, 9, B)
+        self.views = [_head_views(self.KV, self.q, G, g, h) for g, h in enumerate(hs)]  # K, V, q of model g
+        self.grad_views = [_head_views(self.dKV, self.dq, G, g, h) for g, h in enumerate(hs)]  # dK, dV, dq
+        self.dKV_entries = [_by_seed(self.dKV[:, :, :-1], G)[:, g].reshape(-1, c, N_ENTRIES * B) for g in range(G)]
+        self.per_row_g = [_by_seed(self.per_row, G)[:, g] for g in range(G)]  # (N, c, 32) each
 
 
 def _head_views(KV, q, G, g, h):
@@ -301,6 +323,7 @@ class _GridHeads(typing.NamedTuple):
     N: int  # seeds
     total: int  # N Σh heads in all
     scale: np.ndarray  # 1/√d_k of each head, (N Σh, 1, 1), in the scores' dtype
+    rows: tuple  # model g's heads: a slice of the N Σh axis
 
     def blocks(self, X):
         """``X`` ``(N Σh, ...)`` cut into one view per model, ``(N, h, ...)``: each a contiguous block.
@@ -308,8 +331,7 @@ class _GridHeads(typing.NamedTuple):
         Model ``g``'s block has the same layout in any grid (and alone), so its
         numbers do not depend on what it trains beside.
         """
-        stops = np.cumsum([self.N * h for h in self.hs]).tolist()
-        return [X[stop - self.N * h:stop].reshape(self.N, h, *X.shape[1:]) for stop, h in zip(stops, self.hs)]
+        return [X[rows].reshape(self.N, h, *X.shape[1:]) for rows, h in zip(self.rows, self.hs)]
 
 
 @functools.lru_cache(maxsize=32)
@@ -317,7 +339,8 @@ def _grid_heads(hs, hd_k, N, dtype):
     """:class:`_GridHeads` of ``N`` seeds of models with ``hs`` heads and ``h d_k = hd_k`` query columns each."""
     scale = np.concatenate([np.full(N * h, 1 / math.sqrt(hd_k // h)) for h in hs]).astype(dtype).reshape(-1, 1, 1)
     scale.setflags(write=False)
-    return _GridHeads(tuple(hs), N, N * sum(hs), scale)
+    stops = np.cumsum([N * h for h in hs]).tolist()
+    return _GridHeads(tuple(hs), N, stops[-1], scale, tuple(slice(stop - N * h, stop) for stop, h in zip(stops, hs)))
 
 
 def _softmax_tokens(S, scale):
@@ -356,29 +379,25 @@ def _query_layer_backward(w, one_hots, cache, dy, dx_q):
         ``E``, ``W_Q``, ``W_K``, ``W_V``, ``W_O``, each with a leading axis ``M``.
     """
     entries, query = one_hots  # (N, 32, 8B), (N, 16 n_keys, B)
-    W_KV, x_q, KV, q, hs = (cache[k] for k in ("W_KV", "x_q", "KV", "q", "hs"))
-    (M, c, T, B), G, hd_k = KV.shape, len(hs), q.shape[1]
-    grads = {"W_O": cache["concat"] @ _t(dy)}  # (M, h d_v, B) @ (M, B, d) -> (M, h d_v, d)
+    W_KV, x_q, ws, hs = (cache[k] for k in ("W_KV", "x_q", "ws", "hs"))
+    (M, c, T, B), G, hd_k = ws.KV.shape, len(hs), ws.q.shape[1]
+    grads = {"W_O": ws.concat @ _t(dy)}  # (M, h d_v, B) @ (M, B, d) -> (M, h d_v, d)
     dZ = w["W_O"] @ dy  # (M, h d_v, d) @ (M, d, B) -> (M, h d_v, B)
-    heads, A = cache["heads"], cache["A"]  # model g's weights: (N, h, 9, B), blocks of one (N Σh, 9, B) array
-    dKV, dq, dA = np.empty_like(KV), np.empty_like(q), np.empty_like(cache["S"])  # (M, c, 9, B), (M, h d_k, B), (N Σh, 9, B)
-    views = [(_head_views(KV, q, G, g, h), _head_views(dKV, dq, G, g, h)) for g, h in enumerate(hs)]
-    for g, (((_, V, _), (_, dV, _)), A_g, dA_g) in enumerate(zip(views, A, heads.blocks(dA))):
+    dKV, dq, dA = ws.dKV, ws.dq, ws.dA  # (M, c, 9, B), (M, h d_k, B), (N Σh, 9, B)
+    for g, ((_, V, _), (_, dV, _), A_g, dA_g) in enumerate(zip(ws.views, ws.grad_views, ws.A, ws.dA_blocks)):
         dZ_g = _by_seed(dZ, G)[:, g].reshape(V.shape[:3] + (B,))  # (N, h d_v, B) -> (N, h, d_v, B)
         np.multiply(A_g[:, :, None], dZ_g[..., None, :], out=dV)  # each token's value got weight a_t: (N, h, d_v, 9, B)
         np.einsum("mhvb,mhvtb->mhtb", dZ_g, V, out=dA_g)  # (N, h, 9, B)
-    dS = _softmax_tokens_backward(cache["S"], dA, heads.scale)  # all the models' heads at once: (N Σh, 9, B)
-    for g, (((K, _, q_g), (dK, _, _)), dS_g) in enumerate(zip(views, heads.blocks(dS))):
+    dS = _softmax_tokens_backward(ws.S, dA, ws.heads.scale)  # all the models' heads at once: (N Σh, 9, B)
+    for g, ((K, _, q_g), (dK, _, _), dS_g) in enumerate(zip(ws.views, ws.grad_views, ws.heads.blocks(dS))):
         np.multiply(dS_g[:, :, None], q_g[..., None, :], out=dK)  # (N, h, d_k, 9, B)
         _by_seed(dq, G)[:, g] = np.einsum("mhtb,mhktb->mhkb", dS_g, K).reshape(-1, hd_k, B)  # dq: (N, h, d_k, B)
     dKV_q = dKV[:, :, -1]  # the query token's key and value: (M, c, B)
     # Summed by row of E, one product per model: BLAS may add up a row's 2048 terms in another order when
     # the matrix has more rows (OpenBLAS on an AMD EPYC does), and a model's numbers must not depend on its grid.
-    per_row = np.empty((M, c, 2 * N_SYMBOLS), KV.dtype)  # (M, c, 32)
-    for g in range(G):
-        np.matmul(_by_seed(dKV[:, :, :-1], G)[:, g].reshape(-1, c, N_ENTRIES * B), _t(entries),  # (N, c, 8B) @ (N, 8B, 32)
-                  out=_by_seed(per_row, G)[:, g])
-    per_row = _t(per_row)  # (M, 32, c)
+    for dKV_g, per_row_g in zip(ws.dKV_entries, ws.per_row_g):
+        np.matmul(dKV_g, _t(entries), out=per_row_g)  # (N, c, 8B) @ (N, 8B, 32) -> (N, c, 32)
+    per_row = _t(ws.per_row)  # (M, 32, c)
     dx_q = dx_q + w["W_Q"] @ dq + W_KV @ dKV_q  # the query asked, and was a key and a value: (M, d, B)
     dW_KV = _t(w["E"][:, :2 * N_SYMBOLS]) @ per_row + x_q @ _t(dKV_q)  # (M, d, 32) @ (M, 32, c) + (M, d, B) @ (M, B, c)
     grads["W_Q"] = x_q @ _t(dq)  # (M, d, B) @ (M, B, h d_k) -> (M, d, h d_k)
@@ -394,10 +413,10 @@ def _log_softmax(logits, axis):
     return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
 
 
-def _forward(w, batch, hs):
-    """The whole model: the layer, the residual, the readouts (batch last); ``hs`` as in :func:`_query_layer`."""
+def _forward(w, batch, hs, ws=None):
+    """The whole model: the layer, the residual, the readouts (batch last); ``hs``, ``ws`` as in :func:`_query_layer`."""
     one_hots = _one_hots(batch, w["E"].dtype)
-    x_q, y, cache = _query_layer(w, one_hots, hs)
+    x_q, y, cache = _query_layer(w, one_hots, hs, ws)
     z = x_q + y  # the query plus what its heads read (a residual): (M, d, B)
     logits = _t(w["R"]) @ z[:, None] + w["c"][..., None]  # (M, n_keys, 16, d) @ (M, 1, d, B) -> (M, n_keys, 16, B)
     return {"one_hots": one_hots, "x_q": x_q, "z": z, "cache": cache, "logits": logits}
@@ -429,12 +448,13 @@ def loss_and_grads(theta, shapes, batch, h):
     return _loss_and_grads(unpack(theta, shapes), unpack(grad, shapes), batch, check_positive_int(h, "h")), grad
 
 
-def _loss_and_grads(w, g, batch, hs):
+def _loss_and_grads(w, g, batch, hs, ws=None):
     """:func:`loss_and_grads` on views: the weights ``w``, and ``g`` into which the gradient is written.
 
-    ``batch`` holds one batch per seed, read by the models of ``hs`` (:func:`_query_layer`).
+    ``batch`` holds one batch per seed, read by the models of ``hs``, with the step's arrays ``ws``
+    (:func:`_query_layer`).
     """
-    f = _forward(w, batch, hs)
+    f = _forward(w, batch, hs, ws)
     M, n_keys, n_out, B = f["logits"].shape
     log_p = _log_softmax(f["logits"], axis=2)  # (M, n_keys, 16, B)
     answers = np.repeat(_t(batch.answers), len(_heads_of(hs)), axis=0)  # each seed's, for its models: (M, n_keys, B)
@@ -661,11 +681,12 @@ def _train_models(hs, shapes, seeds, steps, lr):
     theta = np.repeat(np.stack([init_params(rng, shapes) for rng in inits]), len(hs), axis=0)  # (N G, P)
     grad = np.empty_like(theta)
     w, g = unpack(theta, shapes), unpack(grad, shapes)  # views, made once: the steps write theta and grad in place
+    ws = _Workspace(theta.shape[0], shapes["W_K"][1] + shapes["W_V"][1], shapes["W_Q"][1], hs, BATCH, theta.dtype)
     state, train_loss = {}, np.empty((theta.shape[0], steps))
     warmup = min(WARMUP, max(steps - 1, 1))
     with threadpool_limits(1, user_api="blas"):
         for step, batch in enumerate(_batches(seeds, steps, shapes["R"][0])):
-            train_loss[:, step] = _loss_and_grads(w, g, batch, hs)
+            train_loss[:, step] = _loss_and_grads(w, g, batch, hs, ws)
             adam_step(theta, grad, state, learning_rate(step, steps=steps, peak=lr, warmup=warmup))
     return theta, train_loss
 
