@@ -12,15 +12,18 @@ side) against PyTorch (the same model and recipe with autograd, float32, one
 thread), and their ratio.
 
 ``section`` times the training the chapter runs at build time (3 seeds x 5 head
-counts, the fixed-d_k runs and the two single-seed runs of the explorer), in two
+counts, and seed 0 of the four models with d_k held at 4: h = 8 and 16 for the table,
+h = 1 and 2 for the explorer), in two
 worker processes as the page does, with its jobs cut to fit a core's cache
 (``tr.JOB_BYTES``) and without that cut, interleaved (``--rounds``); then in one
 process: wall seconds and CPU seconds, and a check that the accuracies are the same.
 
 ``controls`` runs the checks of the recipe that the page reports but does not
 execute (they take minutes): four keys at d = 32 for h = 1 .. 32; one key; a peak
-learning rate of 1e-3; and 4x longer training, with the accuracy of each asked key
-and one head's weights on the two asked entries. It writes the record
+learning rate of 1e-3; 4x longer training; and h = 8 and 16 with d_k held at 4 on
+every seed (the page trains seed 0 of them), with the accuracy of each asked key and
+one head's weights on the two asked entries. ``--only NAME ...`` runs some of them and
+keeps the rest of the record. It writes the record
 ``benchmarks/results/bench_training_controls.json`` (and a ``.txt`` summary), which
 chapter 05 reads and glues from.
 
@@ -39,11 +42,18 @@ minutes, so these are one run each):
   Builds ran chapter 05 in 15.2-19.0 s, and in 20.6 s on the slowest machine of the
   last stop (myst-nb's execution time, with the kernel's start and shutdown; the build
   prints each chapter's, and ``_build/build-report.json`` keeps them).
+  Since then the page trains one seed (not three) of the two fixed-d_k models of its
+  table, and a run makes its step's arrays once. On a slower 2-core machine (AMD EPYC,
+  1 MiB of L2 per core), ``--rounds 2``: 14.5-15.1 s wall, 28.2-29.9 s CPU cut at
+  ``tr.JOB_BYTES``, 14.8-15.1 s and 28.4-29.3 s not cut; 1 process 28.8 s. There,
+  one-chapter builds executed chapter 05 in 19.0 s (twice), and nbclient ran its cells in
+  17.9-19.4 s, against 23.8-25.4 s for the code and page of the last stop.
 * ``controls`` (3 seeds each; the record in ``results/`` has every number): four keys
   at d = 32, h = 1 .. 32: 0.32, 0.54, 1.00, 1.00, 0.33, 0.27; one key, h = 1 .. 16:
   1.00, 1.00, 1.00, 0.997, 0.68; peak lr 1e-3: 0.50, 0.62, 0.39, 0.26, 0.22; 6000
   steps, h = 1, 2, 8, 16: 0.530 (its keys 0.959 and 0.101, weights 0.50 and 0.44 on the
-  two named entries), 1.000, 1.000, 0.582.
+  two named entries), 1.000, 1.000, 0.582; d_k held at 4, h = 8 and 16: 1.000 and 1.000
+  (each seed at least 0.999; ``--only fixed_dk4``, 9 s).
 """
 
 from __future__ import annotations
@@ -133,8 +143,7 @@ def run_step(args):
 def section_settings():
     """The training chapter 05 runs at build time (the same list as its code cell)."""
     return ([{"h": h, "seeds": SEEDS} for h in (1, 2, 4, 8, 16)]
-            + [{"h": h, "d_k": 4, "seeds": SEEDS} for h in (8, 16)]
-            + [{"h": h, "d_k": 4, "seeds": SEEDS[:1]} for h in (1, 2)])
+            + [{"h": h, "d_k": 4, "seeds": SEEDS[:1]} for h in (1, 2, 8, 16)])
 
 
 def timed_sweep(processes, job_bytes):
@@ -188,32 +197,37 @@ CONTROLS = {
     "one_key": [{"h": h, "n_keys": 1, "seeds": SEEDS} for h in (1, 2, 4, 8, 16)],
     "lr_1e-3": [{"h": h, "lr": 1e-3, "seeds": SEEDS} for h in (1, 2, 4, 8, 16)],
     "long_6000": [{"h": h, "steps": 6000, "seeds": SEEDS} for h in (1, 2, 8, 16)],
+    "fixed_dk4": [{"h": h, "d_k": 4, "seeds": SEEDS} for h in (8, 16)],  # the page trains seed 0 only
 }
+
+
+def summary_lines(name, control):
+    """The text summary of one control of the record: a heading, then a line per setting."""
+    return [f"{name} ({control['seconds']:.0f} s):"] + [
+        f"  h = {r['h']:>2}, d_k = {r['d_k']:>2}: accuracy {r['mean']:.3f} +- {r['std']:.3f}; "
+        f"per key (best first) {', '.join(f'{a:.3f}' for a in r['per_key_sorted_mean'])}; "
+        f"weight on the asked entries {', '.join(f'{a:.2f}' for a in r['attention_on_asked_sorted_mean'])}"
+        for r in control["rows"]]
 
 
 def run_controls(args):
     record = {"command": "python benchmarks/bench_training.py controls", "machine": platform.platform(),
               "python": sys.version.split()[0], "numpy": np.__version__, "controls": {}}
     names = args.only or list(CONTROLS)
-    lines = []
     for name in names:
         start = time.perf_counter()
         results = tr.lookup_sweep(CONTROLS[name], processes=args.processes)
         rows = [summary(rs) for rs in results]
-        record["controls"][name] = {"seconds": time.perf_counter() - start, "rows": rows}
-        lines.append(f"{name} ({record['controls'][name]['seconds']:.0f} s):")
-        lines += [f"  h = {r['h']:>2}, d_k = {r['d_k']:>2}: accuracy {r['mean']:.3f} +- {r['std']:.3f}; "
-                  f"per key (best first) {', '.join(f'{a:.3f}' for a in r['per_key_sorted_mean'])}; "
-                  f"weight on the asked entries {', '.join(f'{a:.2f}' for a in r['attention_on_asked_sorted_mean'])}"
-                  for r in rows]
-        print("\n".join(lines[-len(rows) - 1:]), flush=True)
+        record["controls"][name] = {"seconds": time.perf_counter() - start, "machine": platform.platform(), "rows": rows}
+        print("\n".join(summary_lines(name, record["controls"][name])), flush=True)
     RESULTS.mkdir(exist_ok=True)
     out = RESULTS / "bench_training_controls.json"
     if args.only and out.exists():  # a partial run keeps the other controls
         old = json.loads(out.read_text())
-        old["controls"].update(record["controls"])
-        record["controls"] = old["controls"]
+        old["controls"].update(record["controls"])  # each new control names its machine
+        record = old
     out.write_text(json.dumps(record, indent=1) + "\n")
+    lines = [line for name, control in record["controls"].items() for line in summary_lines(name, control)]
     out.with_suffix(".txt").write_text("\n".join(lines) + "\n")
     print(f"wrote {out}")
 
