@@ -394,6 +394,7 @@ class SmolLM2:
         ----------
         ids : str or array of int, shape (T,)
         pairs : iterable of (layer, head)
+            A pair given more than once is run once; its rows are copies.
         methods : sequence of {"zero", "mean"}
 
         Returns
@@ -407,6 +408,11 @@ class SmolLM2:
         if isinstance(methods, str) or not hasattr(methods, "__iter__"):
             raise TypeError(f"methods must be a sequence of names from {ABLATIONS}, got {methods!r:.60}")
         methods = [check_method(m) for m in methods]
+        keys = [(int(layer), int(head)) for layer, head in pairs]
+        unique = list(dict.fromkeys(keys))
+        if len(unique) < len(keys):  # a pair given twice is run once, so its rows are the same bit for bit
+            once = self.ablation_nll(ids[0], unique, methods=methods)  # (methods, unique pairs, T-1)
+            return once[:, [unique.index(k) for k in keys]]
         T = ids.shape[1]
         out = np.empty((len(methods), len(pairs), T - 1))
         rows = [[k for k, (layer, _) in enumerate(pairs) if int(layer) == i] for i in range(self.L)]
