@@ -11,7 +11,9 @@ Prints, in one run on this machine:
    2048 on one thread: mha <= 0.7x torch returning every head's weights, <= 1.3x the fused path.
    Ratios are printed two ways: of the best times, and the median over rounds of the ratio
    within one round (the typical round). Ours has the longer tail: its slow rounds spend the
-   extra time in the kernel, faulting in the fresh (h, T, T) weights. Also the loop over heads
+   extra time in the kernel, faulting in the fresh (h, T, T) weights. To show how much, ours's
+   system time is recorded in each round (the paired ratio is printed again without it), and a
+   fresh (h, T, T) float32 array with every page touched (nothing computed) takes a turn too. Also the loop over heads
    of ``mha.timing`` (T = 1024), and causal attention by blocks of query rows against the same
    layer given the causal mask as an array (every block computed): the blocks are kept only
    while they win on one thread and on two.
@@ -31,6 +33,7 @@ import gc
 import math
 import os
 import platform
+import resource
 import sys
 
 import numpy as np
@@ -87,6 +90,22 @@ def torch_sdpa_layer(W, h):
     return layer
 
 
+def with_system_time(times, func, *args, **kwargs):
+    """``func(*args, **kwargs)``, appending to ``times`` the seconds the system spent on this process meanwhile."""
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_stime
+    result = func(*args, **kwargs)
+    times.append(resource.getrusage(resource.RUSAGE_SELF).ru_stime - before)
+    return result
+
+
+def fresh_weights(h, T):
+    """What returning the weights costs before any is computed: a new ``(h, T, T)`` float32 array,
+    one entry written in each 4 KiB page, so the system must supply (and zero) every page of it."""
+    A = np.zeros((h, T, T), np.float32)
+    A.reshape(-1)[::1024] = 1.0
+    return A
+
+
 def speed(T, d, h, threads, repeat):
     import torch
 
@@ -102,13 +121,15 @@ def speed(T, d, h, threads, repeat):
         y_s = sdpa_layer(x)
         err = max(float(np.abs(y_t[0].numpy() - Y).max()), float(np.abs(a_t[0].numpy() - A).max()),
                   float(np.abs(y_s[0].numpy() - Y).max()))
+        kernel = []  # mha's system time in each round
         runs = {  # every contender takes a turn in each round (see mha.timing.best_times)
-            "mha": lambda: mha.multi_head_attention(X, *W, h=h, causal=True),
+            "mha": lambda: with_system_time(kernel, mha.multi_head_attention, X, *W, h=h, causal=True),
             "mha full": lambda: mha.multi_head_attention(X, *W, h=h, mask=causal),
             "torch weights": lambda: module(x, x, x, attn_mask=bool_mask, need_weights=True,
                                             average_attn_weights=False),
             "torch fused": lambda: module(x, x, x, attn_mask=bool_mask, need_weights=False),
             "torch sdpa": lambda: sdpa_layer(x),
+            "fresh weights": lambda: fresh_weights(h, T),
         }
         if T == 1024:
             runs["loop"] = lambda: multi_head_attention_loop(X, *W, h)
@@ -127,6 +148,11 @@ def speed(T, d, h, threads, repeat):
     print(line, flush=True)
     print(f"  {'':9s} paired: median over rounds of mha / torch in the same round: /tw {paired['torch weights']:.2f}"
           f", /fused {paired['torch fused']:.2f}", flush=True)
+    fresh, kernel = np.array(rounds["fresh weights"]), np.array(kernel)
+    user = np.median((np.array(rounds["mha"]) - kernel) / np.array(rounds["torch fused"]))
+    print(f"  {'':9s} mha's system time per call: {np.median(kernel) * 1e3:.1f} ms median, {kernel.max() * 1e3:.1f} max; "
+          f"a fresh (h, T, T) float32 array alone, every page touched: {np.median(fresh) * 1e3:.1f} ms median", flush=True)
+    print(f"  {'':9s} paired, mha less its system time / fused: {user:.2f}", flush=True)
     return (ours / t["torch weights"], ours / t["torch fused"]), (paired["torch weights"], paired["torch fused"])
 
 
