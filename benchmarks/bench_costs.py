@@ -11,12 +11,12 @@ Prints, in one run on this machine:
    2048 on one thread: mha <= 0.7x torch returning every head's weights, <= 1.3x the fused path.
    Ratios are printed two ways: of the best times, and the median over rounds of the ratio
    within one round (the typical round). Ours has the longer tail: its slow rounds spend the
-   extra time in the kernel, faulting in the fresh (h, T, T) weights. To show how much, ours's
-   system time is recorded in each round (the paired ratio is printed again without it), and a
-   fresh (h, T, T) float32 array with every page touched (nothing computed) takes a turn too. Also the loop over heads
-   of ``mha.timing`` (T = 1024), and causal attention by blocks of query rows against the same
-   layer given the causal mask as an array (every block computed): the blocks are kept only
-   while they win on one thread and on two.
+   extra time in the kernel, faulting in the fresh (h, T, T) weights. To show how much, our
+   layer's system time is recorded in each round (the paired ratio is printed again without it),
+   and a fresh (h, T, T) float32 array with every page touched (nothing computed) takes a turn
+   too. Also the loop over heads of ``mha.timing`` (T = 1024), and causal attention by blocks of
+   query rows against the same layer given the causal mask as an array (every block computed):
+   the blocks are kept only while they win on one thread and on two.
 2. peak memory of the plain layer: at most one (h, T, T) array plus O(T d);
 3. peak memory of ``mha.attention_chunked`` against the plain
    ``mha.scaled_dot_product_attention`` at T = 4096 and 16384, one head of width 64 in float32
