@@ -4,7 +4,7 @@ Prints, on one thread:
 
 1. this machine's balance: FLOP/s of a float32 matrix product (n = 1024 and 2048), bytes/s of a
    streaming copy (64 and 256 MiB), their ratio, beside the A100's published figures;
-2. the loop over heads against the batched layer (``mha.timing.multi_head_attention_loop``
+2. the loop over heads against the batched layer (``mha.attention.multi_head_attention_loop``
    against ``mha.multi_head_attention``), h = 64, d = 256, T from 16 to 1024 (the chapter stops
    at 512 to stay within its time budget);
 3. causal ``mha.attention_chunked`` with and without the skip of fully masked key blocks, one head
@@ -47,7 +47,8 @@ from threadpoolctl import threadpool_limits
 import mha
 from mha.chunked import causal_tiles
 from mha.costs import A100
-from mha.timing import copy_bytes_per_s, matmul_flops_per_s, median_times, multi_head_attention_loop
+from mha.attention import multi_head_attention_loop
+from mha.timing import copy_bytes_per_s, matmul_flops_per_s, median_times
 
 MiB = 2**20
 

@@ -40,7 +40,8 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 import mha
-from mha.timing import multi_head_attention_loop, peak_bytes, round_times
+from mha.attention import multi_head_attention_loop
+from mha.timing import peak_bytes, round_times
 
 
 def parse_args(argv=None):

@@ -173,13 +173,13 @@ DEGENERATE_CASES = [
      ["n_layers", "2.5"]),
     ("a model whose key/value heads do not divide h",
      lambda: costs.ModelConfig("x", 1, 8, 4, 3, 2, 16, False, "ref"), ValueError, ["n_kv_heads=3", "h=4"]),
-    ("head loop on no positions", lambda: timing.multi_head_attention_loop(np.ones((0, 2)), *[np.eye(2)] * 4, 1),
+    ("head loop on no positions", lambda: mha.attention.multi_head_attention_loop(np.ones((0, 2)), *[np.eye(2)] * 4, 1),
      ValueError, ["X", "T >= 1"]),
     ("head loop with heads of width 0",
-     lambda: timing.multi_head_attention_loop(np.ones((2, 2)), np.ones((2, 0)), np.ones((2, 0)), np.eye(2),
+     lambda: mha.attention.multi_head_attention_loop(np.ones((2, 2)), np.ones((2, 0)), np.ones((2, 0)), np.eye(2),
                                               np.eye(2), 1), ValueError, ["W_Q", "d_k >= 1"]),
     ("head loop on numbers too large for float64",
-     lambda: timing.multi_head_attention_loop(np.full((2, 2), 1e200), *[np.eye(2)] * 4, 1), ValueError,
+     lambda: mha.attention.multi_head_attention_loop(np.full((2, 2), 1e200), *[np.eye(2)] * 4, 1), ValueError,
      ["X", "overflow float64"]),
     ("symbolic matrix with NaN", lambda: symbolic.centre_rows([[1, float("nan")], [0, 1]]), ValueError,
      ["L", "NaN"]),
@@ -485,7 +485,7 @@ def test_head_loop_and_timers(h, d_k, d_v, d, T, lead, repeat, data):
     n = h if type(h) is int and h > 0 else 1
     X = data.draw(arrays_of((*lead, T, d)))
     W = [data.draw(arrays_of(shape)) for shape in ((d, n * d_k), (d, n * d_k), (d, n * d_v), (n * d_v, d))]
-    Y = outcome(timing.multi_head_attention_loop, X, *W, h)  # equality with the batched layer: test_costs.py
+    Y = outcome(mha.attention.multi_head_attention_loop, X, *W, h)  # equality with the batched layer: test_costs.py
     if Y is not REFUSED:
         assert Y.shape == (*X.shape[:-1], d)
     outcome(timing.best_time, abs, -1, repeat=repeat, number=1)

@@ -278,23 +278,37 @@ def test_mqa_gqa_mha_shapes(g):
 
 # ---------------------------------------------------------------- causal by blocks, grouped heads
 @pytest.fixture(params=[1, 2, 3, 256])
-def block_rows(request, monkeypatch):
-    """Run causal attention with several block sizes, including blocks that do not divide T."""
-    monkeypatch.setattr(mha.attention, "CAUSAL_BLOCK_ROWS", request.param)
+def block_rows(request):
+    """Causal attention's block height: several, including blocks that do not divide T."""
     return request.param
+
+
+def causal_blocks(Q, K, V, rows, mask=None, grouped=False):
+    """Checked causal attention (work type, overflow check) with query blocks of ``rows`` rows."""
+    return mha.attention._attention(Q, K, V, mask, True, grouped=grouped, rows=rows)
+
+
+def test_the_block_height_is_a_keyword_with_the_module_default():
+    import inspect
+
+    for f in (mha.attention._attend_causal, mha.attention._grouped, mha.attention._attention):
+        assert inspect.signature(f).parameters["rows"].default == mha.attention.CAUSAL_BLOCK_ROWS
+    rng = np.random.default_rng(0)
+    Q, K, V = rng.normal(size=(3, 2, 600, 4))  # T > 2 * 256: the blocked loop, at the default height
+    out, A = mha.scaled_dot_product_attention(Q, K, V, causal=True)
+    out_b, A_b = causal_blocks(Q, K, V, rows=mha.attention.CAUSAL_BLOCK_ROWS)
+    assert np.array_equal(out, out_b) and np.array_equal(A, A_b)
 
 
 @settings(max_examples=30, deadline=None)
 @given(layers())
 def test_causal_blocks_match_the_loop_reference(layer):
     X, W, h, g, mask, _ = layer
+    s = mha.attention_steps(X, *W, h, n_kv_heads=g)  # the heads the layer attends with
+    allowed = allowed_of(X.shape[-2], mask, True)
     for rows in (1, 2, 3, 256):
-        mha.attention.CAUSAL_BLOCK_ROWS = rows
-        try:
-            Y, A = mha.multi_head_attention(X, *W, h, mask=mask, causal=True, n_kv_heads=g)
-        finally:
-            mha.attention.CAUSAL_BLOCK_ROWS = 256
-        allowed = allowed_of(X.shape[-2], mask, True)
+        Z, A = causal_blocks(s.Q_heads, s.K_heads, s.V_heads, rows, mask=mask, grouped=True)
+        Y = mha.merge_heads(Z) @ W[3]  # (..., h, T, d_v) -> (..., T, h*d_v) -> (..., T, d_out)
         for idx in np.ndindex(*X.shape[:-2]):
             Y_ref, A_ref = loop_mha(X[idx], *W, h, g, allowed)
             np.testing.assert_allclose(Y[idx], Y_ref, rtol=0, atol=1e-12)
@@ -304,7 +318,7 @@ def test_causal_blocks_match_the_loop_reference(layer):
 def test_causal_sdpa_equals_an_explicit_mask(block_rows):
     rng = np.random.default_rng(3)
     Q, K, V = rng.normal(size=(3, 2, 7, 4))
-    out, A = mha.scaled_dot_product_attention(Q, K, V, causal=True)
+    out, A = causal_blocks(Q, K, V, block_rows)
     out_m, A_m = mha.scaled_dot_product_attention(Q, K, V, mask=mha.causal_mask(7))
     np.testing.assert_allclose(out, out_m, atol=1e-13)
     np.testing.assert_allclose(A, A_m, atol=1e-13)
@@ -319,7 +333,7 @@ def test_causal_blocks_with_small_and_large_scores(block_rows, scale, dtype):
     rng = np.random.default_rng(5)
     Q, K, V = (scale * rng.normal(size=(3, 2, 9, 4))).astype(dtype)
     Q[0] *= 0  # a head whose scores are all 0: flat rows
-    out, A = mha.scaled_dot_product_attention(Q, K, V, causal=True)
+    out, A = causal_blocks(Q, K, V, block_rows)
     out_m, A_m = mha.scaled_dot_product_attention(Q, K, V, mask=mha.causal_mask(9))
     tol = 1e-12 if dtype == np.float64 else 2e-6
     np.testing.assert_allclose(A, A_m, rtol=0, atol=tol)

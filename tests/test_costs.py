@@ -240,7 +240,7 @@ def test_unknown_model_is_named():
 @settings(max_examples=30, deadline=None)
 @given(st.integers(1, 4), st.integers(1, 4), st.integers(1, 3), st.integers(1, 6), st.integers(0, 999))
 def test_loop_over_heads_equals_the_batched_layer(h, d_k, d_v, T, seed):
-    from mha.timing import multi_head_attention_loop
+    from mha.attention import multi_head_attention_loop
     rng = np.random.default_rng(seed)
     d = 5
     X = rng.normal(size=(2, T, d))
@@ -251,7 +251,7 @@ def test_loop_over_heads_equals_the_batched_layer(h, d_k, d_v, T, seed):
 
 
 def test_loop_over_heads_names_bad_input():
-    from mha.timing import multi_head_attention_loop
+    from mha.attention import multi_head_attention_loop
     W = np.ones((4, 4))
     with pytest.raises(ValueError, match="h=3"):
         multi_head_attention_loop(np.ones((2, 4)), W, W, W, W, 3)

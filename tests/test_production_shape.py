@@ -5,9 +5,12 @@ PyTorch is the outside oracle here (float64). Two modules are compared with
 ``c_attn`` Linear, heads made by ``view`` and ``transpose``) and
 ``torch.nn.MultiheadAttention`` (fused ``in_proj_weight``, ``out_proj``). A third
 test checks grouped-query attention against ``F.scaled_dot_product_attention(...,
-enable_gqa=True)``. A torch ``Linear`` stores its weight as (out, in), so our
-``W`` (in, out) is ``weight.T``. The book shows the functions of this file.
+enable_gqa=True)``. The layouts and their weight mappings are book code
+(``book/code/production_layouts.py``, shown in chapter 08); this file runs them.
 """
+
+import importlib.util
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,46 +23,15 @@ torch = pytest.importorskip("torch")
 nn = torch.nn
 F = torch.nn.functional
 
+_LAYOUTS = Path(__file__).resolve().parents[1] / "book" / "code" / "production_layouts.py"
+_spec = importlib.util.spec_from_file_location("production_layouts", _LAYOUTS)
+production_layouts = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(production_layouts)
+CausalSelfAttention = production_layouts.CausalSelfAttention
+weights_from_nanogpt = production_layouts.weights_from_nanogpt
+weights_from_torch_mha = production_layouts.weights_from_torch_mha
+
 TOL = 1e-10
-
-
-class CausalSelfAttention(nn.Module):
-    """nanoGPT's layout: one Linear makes q, k and v; view + transpose makes the heads."""
-
-    def __init__(self, d, h):
-        super().__init__()
-        self.h = h
-        self.c_attn = nn.Linear(d, 3 * d)  # weight (3d, d): W_Q, W_K, W_V stacked, transposed
-        self.c_proj = nn.Linear(d, d)  # weight (d, d) = W_O transposed
-
-    def forward(self, x):
-        B, T, d = x.shape
-        q, k, v = self.c_attn(x).split(d, dim=2)  # (B, T, 3d) -> 3 x (B, T, d)
-        q, k, v = (z.view(B, T, self.h, d // self.h).transpose(1, 2)  # (B, T, d) -> (B, h, T, d_k)
-                   for z in (q, k, v))
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (B, h, T, d_k)
-        y = y.transpose(1, 2).contiguous().view(B, T, d)  # (B, h, T, d_k) -> (B, T, h*d_k)
-        return self.c_proj(y)  # (B, T, d)
-
-
-def weights_from_nanogpt(module):
-    """Our W_Q, W_K, W_V, W_O and biases from a CausalSelfAttention."""
-    W = module.c_attn.weight.detach().numpy().T  # (3d, d) -> (d, 3d) = [W_Q | W_K | W_V]
-    b = module.c_attn.bias.detach().numpy()  # (3d,) = [b_Q | b_K | b_V]
-    W_Q, W_K, W_V = np.split(W, 3, axis=1)
-    b_Q, b_K, b_V = np.split(b, 3)
-    return dict(W_Q=W_Q, W_K=W_K, W_V=W_V, W_O=module.c_proj.weight.detach().numpy().T,
-                b_Q=b_Q, b_K=b_K, b_V=b_V, b_O=module.c_proj.bias.detach().numpy())
-
-
-def weights_from_torch_mha(module):
-    """Our W_Q, W_K, W_V, W_O and biases from a torch.nn.MultiheadAttention."""
-    W_in = module.in_proj_weight.detach().numpy()  # (3d, d): rows of q, then k, then v
-    b_in = module.in_proj_bias.detach().numpy()  # (3d,)
-    W_Q, W_K, W_V = (w.T for w in np.split(W_in, 3, axis=0))  # each (d, d) -> (d, d), transposed
-    b_Q, b_K, b_V = np.split(b_in, 3)
-    return dict(W_Q=W_Q, W_K=W_K, W_V=W_V, W_O=module.out_proj.weight.detach().numpy().T,
-                b_Q=b_Q, b_K=b_K, b_V=b_V, b_O=module.out_proj.bias.detach().numpy())
 
 
 def random_input(B, T, d, seed):

@@ -8,31 +8,8 @@ are imported the first time they are used, so ``import mha`` stays light.
 
 import importlib
 
-from .attention import (
-    AttentionSteps,
-    Projections,
-    attention_steps,
-    causal_mask,
-    grouped_attention,
-    merge_heads,
-    multi_head_attention,
-    scaled_dot_product_attention,
-    softmax,
-    split_heads,
-)
-
-__all__ = [
-    "AttentionSteps",
-    "Projections",
-    "attention_steps",
-    "causal_mask",
-    "grouped_attention",
-    "merge_heads",
-    "multi_head_attention",
-    "scaled_dot_product_attention",
-    "softmax",
-    "split_heads",
-]
+from .attention import *  # noqa: F403 - the core functions, listed once: attention.__all__
+from .attention import __all__
 __version__ = "0.1.0"
 
 

@@ -13,7 +13,8 @@ What is here, by kind of input:
 * other scalars: :func:`check_flag` (real booleans only), :func:`check_number`,
   :func:`check_axis`;
 * finite inputs too large to compute with: :func:`score_dtype` (the float type attention
-  scores fit in), :func:`require_finite` (a clear error instead of a silent infinity or NaN).
+  scores fit in), :func:`loop_dtype` (the float type every number of the head-by-head layer
+  fits in), :func:`require_finite` (a clear error instead of a silent infinity or NaN).
 """
 
 from __future__ import annotations
@@ -352,6 +353,42 @@ def score_dtype(Q, K, V):
     if dtype == np.float32 and not bound < _HEADROOM * float(np.finfo(np.float32).max):
         dtype = np.dtype(np.float64)
     return ScoreType(dtype, not bound < _HEADROOM * float(np.finfo(dtype).max), bound < _NO_SHIFT[dtype])
+
+
+def _largest_norm(A, axis) -> float:
+    """The largest Euclidean length of ``A``'s slices along ``axis``, as a float (``inf``, never an error)."""
+    if A.size == 0:
+        return 0.0
+    A = A.astype(np.float64)
+    m = float(np.abs(A).max())
+    return 0.0 if m == 0 else m * float(np.linalg.norm(A / m, axis=axis).max())  # scaled: no overflow
+
+
+def loop_dtype(X, W_Q, W_K, W_V, W_O, h):
+    r"""The narrowest float type, from the inputs' own, that holds every number of the head-by-head layer.
+
+    By Cauchy-Schwarz, with :math:`x = \max_t \lVert X_t \rVert` and :math:`w_M` the longest
+    column of ``M``: :math:`|q| \le x w_Q`, :math:`|q \cdot k| / \sqrt{d_k} \le \sqrt{d_k}\, x^2 w_Q w_K`,
+    a weighted sum of values stays within :math:`x w_V`, and the output within
+    :math:`\sqrt{h d_v}\, x w_V w_O`.
+
+    Raises
+    ------
+    ValueError
+        If even float64 could overflow.
+    """
+    d_k, d_v = W_Q.shape[1] // h, W_V.shape[1] // h
+    x = _largest_norm(X, -1)
+    w_Q, w_K, w_V, w_O = (_largest_norm(W, 0) for W in (W_Q, W_K, W_V, W_O))
+    bound = max(x * w_Q, x * w_K, x * w_V, math.sqrt(d_k) * (x * w_Q) * (x * w_K),
+                math.sqrt(h * d_v) * (x * w_V) * w_O)
+    dtype = np.result_type(X, W_Q, W_K, W_V, W_O)
+    for work in (dtype, np.dtype(np.float32), np.dtype(np.float64)):
+        if work.itemsize >= dtype.itemsize and bound < _HEADROOM * float(np.finfo(work).max):
+            return work
+    raise ValueError(f"X (shape {X.shape}) and the weights are too large: the scores or the output could "
+                     f"overflow float64 (bound {bound:.3g}). Scale them down (for example divide X by its largest "
+                     "entry)")
 
 
 def require_finite(*named):

@@ -24,7 +24,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ._validate import (as_bool_mask, as_float_array, check_axis, check_causal, check_flag, check_ndim,
-                        check_positive_int, check_qkv, require_finite, score_dtype)
+                        check_positive_int, check_qkv, loop_dtype, require_finite, score_dtype)
 
 __all__ = [
     "AttentionSteps",
@@ -34,6 +34,7 @@ __all__ = [
     "grouped_attention",
     "merge_heads",
     "multi_head_attention",
+    "multi_head_attention_loop",
     "scaled_dot_product_attention",
     "softmax",
     "split_heads",
@@ -142,7 +143,7 @@ def _attend(Q, K, V, allowed=None, shift=True):
     return A @ V, A  # (..., T, S) @ (..., S, d_v) -> (..., T, d_v), and the weights
 
 
-def _attend_causal(Q, K, V, allowed=None, shift=True):
+def _attend_causal(Q, K, V, allowed=None, shift=True, rows=CAUSAL_BLOCK_ROWS):
     """:func:`_attend` with query ``t`` seeing keys ``s <= t``, one block of query rows at a time.
 
     Block ``[t0, t1)`` multiplies its queries with keys ``0 .. t1 - 1`` only:
@@ -151,10 +152,10 @@ def _attend_causal(Q, K, V, allowed=None, shift=True):
     0. Each head's block is worked on in one small contiguous array, which
     stays in the cache, and then copied into place: on the book's machine, a
     pass over 256 columns of rows ``4 T`` bytes apart (``T = 1024``) took 2.3
-    times as long as over the same numbers stored contiguously.
+    times as long as over the same numbers stored contiguously. ``rows`` is the
+    block's height (tests use small blocks to reach the loop with short texts).
     """
     T, d_k = Q.shape[-2:]
-    rows = CAUSAL_BLOCK_ROWS
     if T <= 2 * rows:  # a short text: one masked product is faster than the loop (benchmarks/bench_costs.py)
         seen = np.tri(T, dtype=bool)  # (T, T): key s <= query t
         return _attend(Q, K, V, seen if allowed is None else allowed & seen, shift)
@@ -203,7 +204,7 @@ def _lower_triangle(n, dtype):
     return tri
 
 
-def _grouped(Q, K, V, allowed=None, causal=False, shift=True):
+def _grouped(Q, K, V, allowed=None, causal=False, shift=True, rows=CAUSAL_BLOCK_ROWS):
     """Unchecked grouped attention: query head ``i`` reads key/value head ``i // (h // g)``.
 
     ``Q`` is ``(..., h, T, d_k)``, ``K`` and ``V`` are ``(..., g, S, ·)``. Each shared
@@ -213,7 +214,8 @@ def _grouped(Q, K, V, allowed=None, causal=False, shift=True):
     g, S = K.shape[-3:-1]
     Q = Q.reshape(*Q.shape[:-3], g, h // g, T, Q.shape[-1])  # (..., h, T, d_k) -> (..., g, h/g, T, d_k)
     K, V = K[..., None, :, :], V[..., None, :, :]  # (..., g, S, ·) -> (..., g, 1, S, ·)
-    out, A = (_attend_causal if causal else _attend)(Q, K, V, _group_mask(allowed, g, h // g), shift)
+    allowed = _group_mask(allowed, g, h // g)
+    out, A = _attend_causal(Q, K, V, allowed, shift, rows) if causal else _attend(Q, K, V, allowed, shift)
     return (out.reshape(*out.shape[:-4], h, T, out.shape[-1]),  # (..., g, h/g, T, d_v) -> (..., h, T, d_v)
             A.reshape(*A.shape[:-4], h, T, S))  # (..., g, h/g, T, S) -> (..., h, T, S)
 
@@ -257,18 +259,23 @@ def _check_mask(mask, T, S, lead, causal):
     return mask
 
 
-def _attention(Q, K, V, mask, causal, grouped):
-    """Checked attention: the work type, the maths, then a check that nothing overflowed."""
-    dtype = np.result_type(Q, K, V)
+def _attention(Q, K, V, mask, causal, grouped, dtype=None, rows=CAUSAL_BLOCK_ROWS):
+    """Checked attention: the work type, the maths, then a check that nothing overflowed.
+
+    The results come back as ``dtype`` (default: the type of ``Q``, ``K`` and ``V`` together).
+    """
+    dtype = np.result_type(Q, K, V) if dtype is None else dtype
     work, may_overflow, small = score_dtype(Q, K, V)
     Q, K, V = (x.astype(work, copy=False) for x in (Q, K, V))
     with np.errstate(over="ignore", invalid="ignore"):  # checked just below, with a clear error
         if grouped:
-            out, A = _grouped(Q, K, V, mask, causal, shift=not small)
+            out, A = _grouped(Q, K, V, mask, causal, shift=not small, rows=rows)
+        elif causal:
+            out, A = _attend_causal(Q, K, V, mask, shift=not small, rows=rows)
         else:
-            out, A = (_attend_causal if causal else _attend)(Q, K, V, mask, shift=not small)
+            out, A = _attend(Q, K, V, mask, shift=not small)
     if may_overflow:
-        require_finite(("the scores Q Kᵀ / √d_k", A))
+        require_finite(("the scores Q_i K_iᵀ / √d_k" if grouped else "the scores Q Kᵀ / √d_k", A))
     return out.astype(dtype, copy=False), A.astype(dtype, copy=False)
 
 
@@ -503,7 +510,7 @@ def _check_layer(X, P, h, n_kv_heads):
     X = as_float_array(X, "X")
     check_ndim(X, "X", 2, "(..., T, d_model)")
     if X.shape[-2] == 0:
-        raise ValueError(f"X has no positions (T = 0, shape {X.shape}); attention needs at least one token")
+        raise ValueError(f"X has no positions (T = 0, shape {X.shape}); attention needs at least one token (T >= 1)")
     W = {name: as_float_array(getattr(P, name), name) for name in _LEGENDS}
     for name, legend in _LEGENDS.items():
         check_ndim(W[name], name, 2, legend, exact=True)
@@ -587,49 +594,55 @@ def _project_qkv(X, P):
     return tuple(_project(X, W, b, out=buffer[:, s:s + w]) for W, b, s, w in zip(Ws, bs, starts, widths))
 
 
-def _steps(X, P, h, *, mask=None, causal=False, n_kv_heads=None, keep_scores=True):
-    """The one code path of :func:`attention_steps` and :func:`multi_head_attention`.
+def _layer(X, P, h, g, mask=None, causal=False):
+    """The multi-head layer, unchecked: project, split, attend, merge, mix.
 
-    The steps are those of chapter 03: project, split, attend, concatenate, mix with ``W_O``.
+    Returns the output ``Y``, every head's weights ``A`` and the intermediates
+    ``(Q, K, V, concat)``. The dtype and overflow handling sits one level down,
+    in :func:`_attention`.
     """
+    Q, K, V = _project_qkv(X, P)  # (B, T, d) -> (B, T, h*d_k), (B, T, g*d_k), (B, T, g*d_v)
+    Q_i, K_i, V_i = _split(Q, h), _split(K, g), _split(V, g)  # -> (B, h, T, d_k), (B, g, T, d_k), (B, g, T, d_v)
+    Z, A = _attention(Q_i, K_i, V_i, mask, causal, grouped=True, dtype=X.dtype)  # (B, h, T, d_v), (B, h, T, T)
+    concat = _merge(Z)  # (B, h, T, d_v) -> (B, T, h*d_v)
+    Y = _project(concat, P.W_O, P.b_O)  # (B, T, h*d_v) -> (B, T, d_out)
+    return Y, A, (Q, K, V, concat)
+
+
+def _steps(X, P, h, *, mask=None, causal=False, n_kv_heads=None, keep_scores=True):
+    """The one code path of :func:`attention_steps` and :func:`multi_head_attention`: checks, then :func:`_layer`."""
     X, P, h, g, d_k, d_v = _check_layer(X, P, h, n_kv_heads)
     *lead, T, _ = X.shape
     causal = check_flag(causal, "causal")
     mask = _check_mask(mask, T, T, (*lead, h), causal)
-
-    with np.errstate(over="ignore", invalid="ignore"):  # overflow is checked once, below, with a clear error
-        # Step 1: project at full width.
-        Q, K, V = _project_qkv(X, P)  # (..., T, d) -> (..., T, h*d_k), (..., T, g*d_k), (..., T, g*d_v)
-        # Step 2: hand each head its block of columns.
-        Q_heads = _split(Q, h)  # (..., T, h*d_k) -> (..., h, T, d_k)
-        K_heads = _split(K, g)  # (..., T, g*d_k) -> (..., g, T, d_k)
-        V_heads = _split(V, g)  # (..., T, g*d_v) -> (..., g, T, d_v)
-        # Steps 3-5: every head attends on its slice and reads its values.
-        work, may_overflow, small = score_dtype(Q_heads, K_heads, V_heads)
-        Q_w, K_w, V_w = (x.astype(work, copy=False) for x in (Q_heads, K_heads, V_heads))
-        head_outputs, weights = _grouped(Q_w, K_w, V_w, mask, causal, shift=not small)  # (..., h, T, d_v), (..., h, T, T)
-        # Step 6: lay the heads side by side.
-        concat = _merge(head_outputs.astype(X.dtype, copy=False))  # (..., h, T, d_v) -> (..., T, h*d_v)
-        # Step 7: W_O mixes the heads.
-        output = _project(concat, P.W_O, P.b_O)  # (..., T, h*d_v) -> (..., T, d_out)
-        scores = _raw_scores(Q_w, K_w).astype(X.dtype, copy=False) if keep_scores else None
-
-    if may_overflow or not np.isfinite(output).all():
-        require_finite(("Q = X @ W_Q", Q), ("K = X @ W_K", K), ("V = X @ W_V", V),
-                       ("the scores Q_i K_iᵀ / √d_k", weights), ("the output concat @ W_O", output))
-    if scores is not None:
-        require_finite(("the raw scores Q_i K_iᵀ (before dividing by √d_k)", scores))
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is checked below, with a clear error
+        try:
+            output, weights, (Q, K, V, concat) = _layer(X, P, h, g, mask, causal)
+        except ValueError:  # the scores overflowed: say so of the projection that overflowed first, if one did
+            require_finite(*zip(("Q = X @ W_Q", "K = X @ W_K", "V = X @ W_V"), _project_qkv(X, P)))
+            raise
+    if not np.isfinite(output).all():
+        require_finite(("Q = X @ W_Q", Q), ("K = X @ W_K", K), ("V = X @ W_V", V), ("the output concat @ W_O", output))
+    Q_heads, K_heads, V_heads = _split(Q, h), _split(K, g), _split(V, g)
+    scores = _raw_scores(Q_heads, K_heads, V_heads, X.dtype) if keep_scores else None
     return AttentionSteps(Q=Q, K=K, V=V, Q_heads=Q_heads, K_heads=K_heads, V_heads=V_heads,
-                          scores=scores, weights=weights.astype(X.dtype, copy=False), head_outputs=_split(concat, h),
+                          scores=scores, weights=weights, head_outputs=_split(concat, h),
                           concat=concat, output=output, h=h, n_kv_heads=g, d_k=d_k, d_v=d_v)
 
 
-def _raw_scores(Q_heads, K_heads):
-    """``Q_i K_iᵀ`` of every query head against its key head, unscaled and unmasked: (..., h, T, T)."""
+def _raw_scores(Q_heads, K_heads, V_heads, dtype):
+    """``Q_i K_iᵀ`` of every query head against its key head, unscaled and unmasked: (..., h, T, T).
+
+    Computed in the type the layer's attention worked in, then returned as ``dtype``.
+    """
+    work = score_dtype(Q_heads, K_heads, V_heads).dtype
     h, T = Q_heads.shape[-3:-1]
     g = K_heads.shape[-3]
-    Q = Q_heads.reshape(*Q_heads.shape[:-3], g, h // g, T, Q_heads.shape[-1])  # (..., g, h/g, T, d_k)
-    scores = Q @ np.swapaxes(K_heads, -1, -2)[..., None, :, :]  # (..., g, h/g, T, d_k) @ (..., g, 1, d_k, T)
+    Q = Q_heads.astype(work, copy=False).reshape(*Q_heads.shape[:-3], g, h // g, T, Q_heads.shape[-1])  # (..., g, h/g, T, d_k)
+    K_t = np.swapaxes(K_heads.astype(work, copy=False), -1, -2)[..., None, :, :]  # (..., g, 1, d_k, T)
+    with np.errstate(over="ignore", invalid="ignore"):
+        scores = (Q @ K_t).astype(dtype, copy=False)  # (..., g, h/g, T, T)
+    require_finite(("the raw scores Q_i K_iᵀ (before dividing by √d_k)", scores))
     return scores.reshape(*scores.shape[:-4], h, T, T)
 
 
@@ -718,3 +731,49 @@ def multi_head_attention(X,  # tokens, one row each
     P = Projections(W_Q, W_K, W_V, W_O, b_Q, b_K, b_V, b_O)
     s = _steps(X, P, h, mask=mask, causal=causal, n_kv_heads=n_kv_heads, keep_scores=False)
     return s.output, s.weights
+
+
+# ================================================================ the layer, one head at a time
+def multi_head_attention_loop(X, W_Q, W_K, W_V,  # as in mha.multi_head_attention
+                              W_O, h):
+    """Multi-head attention with a Python loop over the heads.
+
+    Head ``i`` projects ``X`` with its own ``d_k`` columns of ``W_Q``, ``W_K``
+    and ``W_V``: ``3h`` narrow products where :func:`multi_head_attention`
+    does 3 wide ones. Same result, for timing the difference (chapter 08).
+    It computes in the inputs' own float type when a bound on every
+    intermediate number shows that they fit (else in a wider type), and
+    refuses inputs too large even for float64.
+
+    Returns
+    -------
+    ndarray, shape (..., T, d_out)
+
+    Examples
+    --------
+    >>> from mha.examples import i_love_llms
+    >>> ex = i_love_llms()
+    >>> Y, _ = multi_head_attention(ex.X, *ex.weights, h=2)
+    >>> np.allclose(multi_head_attention_loop(ex.X, *ex.weights, h=2), Y)
+    True
+    """
+    X, P, h, _, d_k, d_v = _check_layer(X, Projections(W_Q, W_K, W_V, W_O), h, None)
+    work = loop_dtype(X, *P[:4], h)
+    X, W_Q, W_K, W_V, W_O = (x.astype(work, copy=False) for x in (X, *P[:4]))
+    return _loop_heads(X, W_Q, W_K, W_V, W_O, h)
+
+
+def _loop_heads(X, W_Q, W_K, W_V, W_O, h):
+    """The loop of :func:`multi_head_attention_loop`, unchecked."""
+    d_k, d_v = W_Q.shape[1] // h, W_V.shape[1] // h
+    heads = []
+    for i in range(h):
+        q = X @ W_Q[:, i * d_k:(i + 1) * d_k]  # (B, T, d) -> (B, T, d_k)
+        k = X @ W_K[:, i * d_k:(i + 1) * d_k]  # (B, T, d) -> (B, T, d_k)
+        v = X @ W_V[:, i * d_v:(i + 1) * d_v]  # (B, T, d) -> (B, T, d_v)
+        scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(d_k)  # (B, T, d_k) @ (B, d_k, T) -> (B, T, T)
+        A = np.exp(scores - scores.max(axis=-1, keepdims=True))  # softmax, as in the core
+        A /= A.sum(axis=-1, keepdims=True)
+        heads.append(A @ v)  # (B, T, T) @ (B, T, d_v) -> (B, T, d_v)
+    concat = np.concatenate(heads, axis=-1)  # h x (B, T, d_v) -> (B, T, h*d_v)
+    return concat @ W_O  # (B, T, h*d_v) -> (B, T, d_out)
