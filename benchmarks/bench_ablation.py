@@ -12,7 +12,7 @@ record holds:
 * the perplexity of the whole model;
 * the change in perplexity (%) for each (layer, head), shape (30, 9);
 * a 95 % moving-block bootstrap interval for each change (blocks of 16 tokens,
-  1000 resampled texts, ``mha.heads.perplexity_change_interval``).
+  1000 resampled texts, ``mha.stats.perplexity_change_interval``).
 
 With ``--noise-seed S`` the model is ``smollm2.NoisySmolLM2``: a second rounding error
 of 4-bit size is added to every layer's matrices, and the record says so.
@@ -39,7 +39,8 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402
 
-from mha.heads import ABLATIONS, perplexity_change, perplexity_change_interval  # noqa: E402
+from mha.heads import ABLATIONS  # noqa: E402
+from mha.stats import perplexity_change, perplexity_change_interval  # noqa: E402
 from mha.models import smollm2, texts  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"

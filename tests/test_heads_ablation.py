@@ -4,7 +4,7 @@ Voita et al.'s top-key share; each against a plain loop, with bad input refused 
 import numpy as np
 import pytest
 
-from mha import heads
+from mha import heads, stats
 
 
 def test_ablate_heads_zero_and_mean_by_loop():
@@ -40,14 +40,14 @@ def test_perplexity_change_and_interval():
     rng = np.random.default_rng(2)
     base = rng.exponential(3.0, size=200)
     worse = base + 0.3  # every token 0.3 nats worse: exactly 100 (e^0.3 - 1) %
-    assert np.isclose(heads.perplexity_change(worse, base), 100 * np.expm1(0.3))
-    low, high = heads.perplexity_change_interval(worse, base)
+    assert np.isclose(stats.perplexity_change(worse, base), 100 * np.expm1(0.3))
+    low, high = stats.perplexity_change_interval(worse, base)
     assert np.isclose(low, high) and np.isclose(low, 100 * np.expm1(0.3))  # no spread to resample
     noisy = base + rng.normal(0.0, 0.5, size=(3, 200))
-    band = heads.perplexity_change_interval(noisy, base, n_boot=500, block=10, seed=3)
-    point = heads.perplexity_change(noisy, base)
+    band = stats.perplexity_change_interval(noisy, base, n_boot=500, block=10, seed=3)
+    point = stats.perplexity_change(noisy, base)
     assert band.shape == (3, 2) and (band[:, 0] < point).all() and (point < band[:, 1]).all()
-    again = heads.perplexity_change_interval(noisy, base, n_boot=500, block=10, seed=3)
+    again = stats.perplexity_change_interval(noisy, base, n_boot=500, block=10, seed=3)
     assert np.array_equal(band, again)  # the seed fixes the resampling
 
 
@@ -69,11 +69,11 @@ def test_top_key_share_by_loop():
     (lambda: heads.ablate_heads(np.ones((3, 6)), [3], 3), "out of range"),
     (lambda: heads.ablate_heads(np.ones(6), [0], 3), "concat"),
     (lambda: heads.without_each_head(np.ones((3, 6)), np.eye(6), 3, method=None), "method must be one of"),
-    (lambda: heads.perplexity_change(np.ones((2, 4)), np.ones(5)), "same N"),
-    (lambda: heads.perplexity_change(np.ones(3), np.ones((1, 3))), "nll_base"),
-    (lambda: heads.perplexity_change_interval(np.ones(4), np.ones(4), level=1.0), "level"),
-    (lambda: heads.perplexity_change_interval(np.ones(4), np.ones(4), n_boot=0), "n_boot"),
-    (lambda: heads.perplexity_change_interval(np.ones(4), np.ones(4), block=0), "block"),
+    (lambda: stats.perplexity_change(np.ones((2, 4)), np.ones(5)), "same N"),
+    (lambda: stats.perplexity_change(np.ones(3), np.ones((1, 3))), "nll_base"),
+    (lambda: stats.perplexity_change_interval(np.ones(4), np.ones(4), level=1.0), "level"),
+    (lambda: stats.perplexity_change_interval(np.ones(4), np.ones(4), n_boot=0), "n_boot"),
+    (lambda: stats.perplexity_change_interval(np.ones(4), np.ones(4), block=0), "block"),
     (lambda: heads.top_key_share(np.eye(3), 0), "non-zero"),
     (lambda: heads.top_key_share(np.eye(3), 3), "non-zero"),
 ])
@@ -86,5 +86,5 @@ def test_finite_input_never_gives_nan():
     big = np.full((2, 4), 1e30)
     assert np.isfinite(heads.ablate_heads(big, [0], 2, "mean")).all()
     nll = np.array([1.0, 2.0, 3.0])
-    band = heads.perplexity_change_interval(nll, nll, n_boot=10, block=100)  # a block longer than the text
+    band = stats.perplexity_change_interval(nll, nll, n_boot=10, block=100)  # a block longer than the text
     assert np.isfinite(band).all() and np.array_equal(band, [0.0, 0.0])

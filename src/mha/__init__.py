@@ -10,6 +10,7 @@ import importlib
 
 from .attention import *  # noqa: F403 - the core functions, listed once: attention.__all__
 from .attention import __all__
+
 __version__ = "0.1.0"
 
 

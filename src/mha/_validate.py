@@ -9,8 +9,9 @@ What is here, by kind of input:
 * arrays: :func:`as_float_array`, :func:`as_bool_mask`, :func:`check_ndim`,
   :func:`check_prob_rows` (rows of probabilities, one tolerance :data:`ROW_SUM_TOL`),
   :func:`check_qkv` (one attention head's queries, keys and values);
-* whole numbers: :func:`check_positive_int`, :func:`check_count`, :func:`check_index`;
-* other scalars: :func:`check_flag` (real booleans only), :func:`check_number`,
+* whole numbers: :func:`check_positive_int`, :func:`check_count`, :func:`check_index`,
+  :func:`check_layer`;
+* other scalars: :func:`check_flag` (real booleans only), :func:`check_number`, :func:`check_choice`,
   :func:`check_axis`;
 * finite inputs too large to compute with: :func:`score_dtype` (the float type attention
   scores fit in), :func:`loop_dtype` (the float type every number of the head-by-head layer
@@ -195,6 +196,22 @@ def check_index(value, name: str, n: int) -> int:
     value = _whole(value, name, f"an integer index from 0 to {n - 1}")
     if not 0 <= value < n:
         raise ValueError(f"{name}={value} is out of range: it must be from 0 to {n - 1}")
+    return value
+
+
+def check_layer(layer, L) -> int:
+    """Return ``layer`` as an ``int`` if it indexes one of ``L`` layers ("layer 5 is out of range 0..2" if not)."""
+    L = check_positive_int(L, "L")
+    try:
+        return check_index(layer, "layer", L)
+    except ValueError:
+        raise ValueError(f"layer {layer} is out of range 0..{L - 1}") from None
+
+
+def check_choice(value, name: str, options) -> str:
+    """Return ``value`` if it is one of the strings ``options``, else a ``ValueError`` that lists them."""
+    if not isinstance(value, str) or value not in options:
+        raise ValueError(f"{name} must be one of {tuple(options)}, got {value!r:.60}")
     return value
 
 

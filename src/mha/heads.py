@@ -30,20 +30,25 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import (as_float_array, check_count, check_index, check_ndim, check_number, check_positive_int,
-                        check_prob_rows, require_finite)
+from ._validate import (as_float_array, check_choice, check_count, check_index, check_layer, check_ndim,
+                        check_number, check_positive_int, check_prob_rows, require_finite)
 from .stats import head_entropy
 
 __all__ = [
     "diagonal_mass", "previous_token_mass", "next_token_mass", "position_mass", "HeadProfile",
     "profile_heads", "heads_where", "check_layer", "group_by_layer", "remove_heads", "without_each_head", "value_norms",
     "weighted_value_norms", "cosine_drift", "paraphrase_margins", "ablation_summary", "AblationSummary",
-    "top_key_share", "ABLATIONS", "check_method", "ablate_heads", "perplexity_change", "perplexity_change_interval",
+    "top_key_share", "induction_scores", "ABLATIONS", "check_method", "ablate_heads",
 ]
 
 #: The two ways to take a head away: ``"zero"`` sets its output to 0; ``"mean"`` replaces it by its
 #: mean over the positions of the text, so only what varies from token to token is removed.
 ABLATIONS = ("zero", "mean")
+
+
+def check_method(method):
+    """``method`` if it is one of :data:`ABLATIONS`, else a ``ValueError`` that lists them."""
+    return check_choice(method, "method", ABLATIONS)
 
 
 def _self_attention(A, name="A"):
@@ -135,6 +140,55 @@ def top_key_share(A, offset):
     return (top[..., rows] == (t + offset)[rows]).mean(axis=-1)  # (..., T-|o|) -> (...)
 
 
+def induction_scores(A, period):
+    r"""How much each head looks at the token after the current token's earlier copy: -> (L, h).
+
+    ``A`` holds the attention weights of a text whose tokens repeat with period
+    ``p``: token ``t`` equals token ``t - p`` for every ``t >= p``. Query ``t`` of
+    the repeat finds its earlier copy at ``t - p``; the token that came next
+    then sits at ``t - p + 1``. An induction head looks there. Its score is the
+    mean weight there over the :math:`T - p` queries of the repeat,
+
+    .. math:: \operatorname{score} = \frac{1}{T - p} \sum_{t=p}^{T-1} a_{t,\,t-p+1},
+
+    averaged over every leading (batch) axis too. A head that spreads its
+    weight evenly over the keys a causal mask allows scores
+    :math:`\frac{1}{T-p}\sum_{t=p}^{T-1} \frac{1}{t+1}`.
+
+    Parameters
+    ----------
+    A : array_like, shape (..., L, h, T, T)
+        Attention weights: ``L`` layers of ``h`` heads; every row sums to 1.
+    period : int
+        ``p``, the length of the part that repeats, from 1 to ``T - 1``.
+
+    Returns
+    -------
+    ndarray, shape (L, h)
+
+    Examples
+    --------
+    >>> A = np.zeros((1, 1, 4, 4))
+    >>> A[0, 0, :, 0] = 1.0                      # every query looks at the first token ...
+    >>> A[0, 0, 3] = [0.0, 0.5, 0.5, 0.0]        # ... but the last one, half on the token after its copy
+    >>> induction_scores(A, period=2)            # queries 2 and 3 score 0.0 and 0.5
+    array([[0.25]])
+    """
+    A = _self_attention(A)
+    check_ndim(A, "A", 4, "(..., L, h, T, T)")
+    if A.size == 0:
+        raise ValueError(f"A is empty (shape {A.shape}); it needs at least one layer, head and text")
+    T = A.shape[-1]
+    period = check_positive_int(period, "period")
+    if period >= T:
+        raise ValueError(f"period={period} leaves no repeat in A of shape {A.shape}: it must be from 1 "
+                         f"to T - 1 = {T - 1}")
+    t = np.arange(period, T)  # the queries of the repeat
+    on_next = A[..., t, t - period + 1]  # (..., L, h, T, T) -> (..., L, h, T-p)
+    per_head = on_next.mean(axis=-1)  # (..., L, h)
+    return per_head.reshape(-1, *A.shape[-4:-2]).mean(axis=0)  # (B, L, h) -> (L, h)
+
+
 @dataclass(frozen=True)
 class HeadProfile:
     """Per-head measures of one model on one text; each array has shape (L, h).
@@ -193,12 +247,6 @@ def heads_where(values, threshold):
     order = np.argsort(-values, axis=None, kind="stable")
     return [tuple(int(i) for i in np.unravel_index(k, values.shape)) for k in order
             if values.flat[k] > threshold]
-
-
-def check_layer(layer, L):
-    """``layer`` as an int if it indexes one of ``L`` layers; ``TypeError`` if it is not an integer,
-    ``ValueError`` if it is out of range."""
-    return _index(layer, "layer", check_positive_int(L, "L"))
 
 
 def group_by_layer(pairs, L, h):
@@ -326,13 +374,6 @@ def without_each_head(concat, W_O, h, b_O=None, *, method="zero"):
     return out
 
 
-def check_method(method):
-    """``method`` if it is one of :data:`ABLATIONS`, else a ``ValueError`` that lists them."""
-    if not isinstance(method, str) or method not in ABLATIONS:
-        raise ValueError(f"method must be one of {ABLATIONS}, got {method!r:.60}")
-    return method
-
-
 def _position_mean(concat):
     """Each column's mean over the positions (axis -2), kept as an axis of length 1: (..., T, n) -> (..., 1, n)."""
     return concat.mean(axis=-2, keepdims=True)
@@ -376,71 +417,6 @@ def ablate_heads(concat, heads, h, method="zero"):
         cols = slice(i * d_v, (i + 1) * d_v)
         out[..., cols] = 0 if method == "zero" else mean[..., cols]
     return out
-
-
-def perplexity_change(nll, nll_base):
-    r"""Change in perplexity, in per cent: :math:`100\,(e^{\bar\ell - \bar\ell_0} - 1)`.
-
-    ``nll`` (..., N) and ``nll_base`` (N,) hold the loss of each of the same
-    ``N`` tokens, in nats; :math:`\bar\ell` is the mean over the tokens.
-    Positive: the model does worse. Returns an array of shape (...).
-
-    >>> float(perplexity_change(np.array([1.0, 2.0]), np.array([1.0, 2.0])))
-    0.0
-    """
-    nll, nll_base = _paired_losses(nll, nll_base)
-    return 100 * np.expm1(nll.mean(axis=-1) - nll_base.mean())
-
-
-def _paired_losses(nll, nll_base):
-    nll = as_float_array(nll, "nll")
-    nll_base = as_float_array(nll_base, "nll_base")
-    check_ndim(nll_base, "nll_base", 1, "(N,)", exact=True)
-    if nll.ndim < 1 or nll.shape[-1] != nll_base.shape[0] or nll_base.shape[0] == 0:
-        raise ValueError(f"nll {nll.shape} must hold (..., N) losses for the same N >= 1 tokens as "
-                         f"nll_base {nll_base.shape}")
-    return nll, nll_base
-
-
-def perplexity_change_interval(nll, nll_base, *, n_boot=1000, block=16, level=0.95, seed=0):
-    r"""A bootstrap interval for :func:`perplexity_change`, resampling the tokens in blocks.
-
-    Neighbouring tokens are not independent, so the tokens are drawn in runs of
-    ``block`` consecutive positions (a moving-block bootstrap): ``n_boot``
-    resampled texts of ``N`` tokens each, the same tokens for the ablated and
-    the whole model (the comparison is paired). The interval holds the middle
-    ``level`` of the resampled changes.
-
-    Parameters
-    ----------
-    nll : array_like, shape (..., N)
-    nll_base : array_like, shape (N,)
-    n_boot, block : int
-    level : float in (0, 1)
-    seed : int
-
-    Returns
-    -------
-    ndarray, shape (..., 2)
-        Lower and upper end, in per cent.
-    """
-    nll, nll_base = _paired_losses(nll, nll_base)
-    n_boot = check_positive_int(n_boot, "n_boot")
-    N = nll_base.shape[0]
-    block = min(check_positive_int(block, "block"), N)
-    level = check_number(level, "level", low=0.0, high=1.0, low_open=True)
-    if level == 1:
-        raise ValueError("level must be below 1: a bootstrap interval cannot hold every resampled value")
-    rng = np.random.default_rng(check_count(seed, "seed"))
-    n_blocks = -(-N // block)  # ceil(N / block)
-    starts = rng.integers(0, N - block + 1, size=(n_boot, n_blocks))  # (n_boot, n_blocks)
-    picks = (starts[..., None] + np.arange(block)).reshape(n_boot, -1)[:, :N]  # (n_boot, N) token indices
-    counts = np.zeros((n_boot, N))
-    np.add.at(counts, (np.arange(n_boot)[:, None], picks), 1.0)  # how often each token was drawn
-    diff = nll - nll_base  # (..., N)
-    changes = 100 * np.expm1(diff @ counts.T / N)  # (..., N) @ (N, n_boot) -> (..., n_boot)
-    tail = (1 - level) / 2
-    return np.moveaxis(np.quantile(changes, [tail, 1 - tail], axis=-1), 0, -1)  # (2, ...) -> (..., 2)
 
 
 def value_norms(V_heads, W_O, h):
@@ -613,55 +589,3 @@ def ablation_summary(damage, *, n_top=5, small=0.0):
     helpful = [k for k in np.argsort(damage, axis=None, kind="stable") if damage.flat[k] < 0]
     return AblationSummary(median=float(median), top=pairs(order[:n_top]), helpful=pairs(helpful),
                            share_small=float((damage < small).mean()))
-
-
-def induction_scores(A, period):
-    r"""How much each head looks at the token after the current token's earlier copy: -> (L, h).
-
-    ``A`` holds the attention weights of a text whose tokens repeat with period
-    ``p``: token ``t`` equals token ``t - p`` for every ``t >= p``. Query ``t`` of
-    the repeat finds its earlier copy at ``t - p``; the token that came next
-    then sits at ``t - p + 1``. An induction head looks there. Its score is the
-    mean weight there over the :math:`T - p` queries of the repeat,
-
-    .. math:: \operatorname{score} = \frac{1}{T - p} \sum_{t=p}^{T-1} a_{t,\,t-p+1},
-
-    averaged over every leading (batch) axis too. A head that spreads its
-    weight evenly over the keys a causal mask allows scores
-    :math:`\frac{1}{T-p}\sum_{t=p}^{T-1} \frac{1}{t+1}`.
-
-    Parameters
-    ----------
-    A : array_like, shape (..., L, h, T, T)
-        Attention weights: ``L`` layers of ``h`` heads; every row sums to 1.
-    period : int
-        ``p``, the length of the part that repeats, from 1 to ``T - 1``.
-
-    Returns
-    -------
-    ndarray, shape (L, h)
-
-    Examples
-    --------
-    >>> A = np.zeros((1, 1, 4, 4))
-    >>> A[0, 0, :, 0] = 1.0                      # every query looks at the first token ...
-    >>> A[0, 0, 3] = [0.0, 0.5, 0.5, 0.0]        # ... but the last one, half on the token after its copy
-    >>> induction_scores(A, period=2)            # queries 2 and 3 score 0.0 and 0.5
-    array([[0.25]])
-    """
-    A = _self_attention(A)
-    check_ndim(A, "A", 4, "(..., L, h, T, T)")
-    if A.size == 0:
-        raise ValueError(f"A is empty (shape {A.shape}); it needs at least one layer, head and text")
-    T = A.shape[-1]
-    period = check_positive_int(period, "period")
-    if period >= T:
-        raise ValueError(f"period={period} leaves no repeat in A of shape {A.shape}: it must be from 1 "
-                         f"to T - 1 = {T - 1}")
-    t = np.arange(period, T)  # the queries of the repeat
-    on_next = A[..., t, t - period + 1]  # (..., L, h, T, T) -> (..., L, h, T-p)
-    per_head = on_next.mean(axis=-1)  # (..., L, h)
-    return per_head.reshape(-1, *A.shape[-4:-2]).mean(axis=0)  # (B, L, h) -> (L, h)
-
-
-__all__ += ["induction_scores"]

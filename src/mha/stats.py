@@ -1,21 +1,27 @@
-r"""How spread out attention is: the entropy of attention weights.
+r"""Statistics of attention and of a model's loss: entropy, perplexity change and its interval.
 
+*Entropy.*
 A row of attention weights :math:`a_{t,1}, \dots, a_{t,S}` is a probability
 distribution over the ``S`` key positions. Its entropy, in nats,
 
 .. math:: H_t = -\sum_{s=1}^{S} a_{t,s} \ln a_{t,s}, \qquad 0 \cdot \ln 0 = 0,
 
 is 0 when query ``t`` puts all its weight on one position and :math:`\ln S`
-when it spreads the weight evenly. Shape legend as in :mod:`mha.attention`.
+when it spreads the weight evenly.
+
+*Perplexity change.* The loss of a model on the same ``N`` tokens, with and
+without a change (a head removed, say), compared as a change in perplexity
+(:func:`perplexity_change`), with a moving-block bootstrap interval
+(:func:`perplexity_change_interval`). Shape legend as in :mod:`mha.attention`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ._validate import check_prob_rows
+from ._validate import as_float_array, check_count, check_ndim, check_number, check_positive_int, check_prob_rows
 
-__all__ = ["head_entropy", "row_entropy"]
+__all__ = ["head_entropy", "row_entropy", "perplexity_change", "perplexity_change_interval"]
 
 
 def _entropy(A: np.ndarray) -> np.ndarray:
@@ -98,3 +104,68 @@ def head_entropy(A):
         raise ValueError(f"A (shape {A.shape}) has no query rows (T = 0); a head's mean entropy needs "
                          "at least one row")
     return _entropy(A).mean(axis=-1)  # (..., h, T) -> (..., h)
+
+
+def perplexity_change(nll, nll_base):
+    r"""Change in perplexity, in per cent: :math:`100\,(e^{\bar\ell - \bar\ell_0} - 1)`.
+
+    ``nll`` (..., N) and ``nll_base`` (N,) hold the loss of each of the same
+    ``N`` tokens, in nats; :math:`\bar\ell` is the mean over the tokens.
+    Positive: the model does worse. Returns an array of shape (...).
+
+    >>> float(perplexity_change(np.array([1.0, 2.0]), np.array([1.0, 2.0])))
+    0.0
+    """
+    nll, nll_base = _paired_losses(nll, nll_base)
+    return 100 * np.expm1(nll.mean(axis=-1) - nll_base.mean())
+
+
+def _paired_losses(nll, nll_base):
+    nll = as_float_array(nll, "nll")
+    nll_base = as_float_array(nll_base, "nll_base")
+    check_ndim(nll_base, "nll_base", 1, "(N,)", exact=True)
+    if nll.ndim < 1 or nll.shape[-1] != nll_base.shape[0] or nll_base.shape[0] == 0:
+        raise ValueError(f"nll {nll.shape} must hold (..., N) losses for the same N >= 1 tokens as "
+                         f"nll_base {nll_base.shape}")
+    return nll, nll_base
+
+
+def perplexity_change_interval(nll, nll_base, *, n_boot=1000, block=16, level=0.95, seed=0):
+    r"""A bootstrap interval for :func:`perplexity_change`, resampling the tokens in blocks.
+
+    Neighbouring tokens are not independent, so the tokens are drawn in runs of
+    ``block`` consecutive positions (a moving-block bootstrap): ``n_boot``
+    resampled texts of ``N`` tokens each, the same tokens for the ablated and
+    the whole model (the comparison is paired). The interval holds the middle
+    ``level`` of the resampled changes.
+
+    Parameters
+    ----------
+    nll : array_like, shape (..., N)
+    nll_base : array_like, shape (N,)
+    n_boot, block : int
+    level : float in (0, 1)
+    seed : int
+
+    Returns
+    -------
+    ndarray, shape (..., 2)
+        Lower and upper end, in per cent.
+    """
+    nll, nll_base = _paired_losses(nll, nll_base)
+    n_boot = check_positive_int(n_boot, "n_boot")
+    N = nll_base.shape[0]
+    block = min(check_positive_int(block, "block"), N)
+    level = check_number(level, "level", low=0.0, high=1.0, low_open=True)
+    if level == 1:
+        raise ValueError("level must be below 1: a bootstrap interval cannot hold every resampled value")
+    rng = np.random.default_rng(check_count(seed, "seed"))
+    n_blocks = -(-N // block)  # ceil(N / block)
+    starts = rng.integers(0, N - block + 1, size=(n_boot, n_blocks))  # (n_boot, n_blocks)
+    picks = (starts[..., None] + np.arange(block)).reshape(n_boot, -1)[:, :N]  # (n_boot, N) token indices
+    counts = np.zeros((n_boot, N))
+    np.add.at(counts, (np.arange(n_boot)[:, None], picks), 1.0)  # how often each token was drawn
+    diff = nll - nll_base  # (..., N)
+    changes = 100 * np.expm1(diff @ counts.T / N)  # (..., N) @ (N, n_boot) -> (..., n_boot)
+    tail = (1 - level) / 2
+    return np.moveaxis(np.quantile(changes, [tail, 1 - tail], axis=-1), 0, -1)  # (2, ...) -> (..., 2)

@@ -25,7 +25,8 @@ import numpy as np
 
 from .._validate import as_float_array, as_index_array, check_flag, check_index, check_ndim, check_number
 from ..attention import grouped_attention, merge_heads, split_heads
-from ..heads import ABLATIONS, ablate_heads, check_layer, check_method, group_by_layer, remove_heads
+from .._validate import check_layer
+from ..heads import ABLATIONS, ablate_heads, check_method, group_by_layer, remove_heads
 from ._files import package_file, verified_file
 from ._threads import check_threads, pieces, workers
 from .bpe import ByteBPE
