@@ -57,7 +57,9 @@ __all__ = [
     "entry_names", "dict_parts", "pair", "one_number", "near_threshold", "checker_module", "rounding_of",
 ]
 
-#: Seconds the learner's code may run per call (and the checker's own work per check).
+#: Seconds the learner's code may run per call (and the checker's own work per check), unless
+#: :func:`check` or :func:`call_learner` is given another ``time_limit``. A constant: assigning it
+#: from outside changes nothing.
 TIME_LIMIT = 3.0
 
 _REGISTRY: dict = {}
@@ -225,6 +227,17 @@ def _deadline(seconds):
 
 def _time_limit() -> float:
     return getattr(_local, "limit", None) or TIME_LIMIT
+
+
+def _chosen_limit(time_limit, default: float) -> float:
+    """``time_limit`` as a float when it is a positive number, else ``default``.
+
+    Odd values (zero, negative, NaN, text, ``True``) are refused quietly: a
+    check never raises.
+    """
+    if isinstance(time_limit, numbers.Real) and not isinstance(time_limit, bool) and time_limit > 0:
+        return float(time_limit)
+    return default
 
 
 @contextlib.contextmanager
@@ -503,9 +516,7 @@ def check(label: str, answer, *, time_limit: float | None = None) -> Verdict:
     """
     if not isinstance(label, str) or label not in _REGISTRY:
         return _unknown_label(label)
-    limit = TIME_LIMIT
-    if isinstance(time_limit, numbers.Real) and not isinstance(time_limit, bool) and time_limit > 0:
-        limit = float(time_limit)
+    limit = _chosen_limit(time_limit, TIME_LIMIT)
     saved = (getattr(_local, "limit", None), getattr(_local, "ctrl_c", None))
     with _reader_interrupts() as ctrl_c:
         _local.limit, _local.ctrl_c = limit, ctrl_c
@@ -598,7 +609,7 @@ def _param_names(func, n: int) -> list:
 
 
 def call_learner(func, *args, name: str = "your function", case: str = "", signature: str = "",
-                 hint: str = "", **kwargs):
+                 hint: str = "", time_limit: float | None = None, **kwargs):
     """Call the learner's function on copies of its inputs; turn stubs, crashes and hangs into feedback.
 
     Parameters
@@ -616,6 +627,8 @@ def call_learner(func, *args, name: str = "your function", case: str = "", signa
         The call the exercise expects, shown when the function's parameters do not fit.
     hint : str
         Where to look when the function raises on this case.
+    time_limit : float, optional
+        Seconds the call may take; by default the running check's limit.
 
     Returns
     -------
@@ -625,10 +638,10 @@ def call_learner(func, *args, name: str = "your function", case: str = "", signa
     Notes
     -----
     The call may take the check's time limit (:data:`TIME_LIMIT` unless
-    :func:`check` was given another); past it the function is stopped and the
-    message says so. Anything it raises becomes feedback, ``BaseException``
-    subclasses (``GeneratorExit``, ``SystemExit``, ``KeyboardInterrupt``)
-    included; only the reader's own Ctrl-C goes through.
+    :func:`check` or this call was given another); past it the function is
+    stopped and the message says so. Anything it raises becomes feedback,
+    ``BaseException`` subclasses (``GeneratorExit``, ``SystemExit``,
+    ``KeyboardInterrupt``) included; only the reader's own Ctrl-C goes through.
     """
     if is_unfinished(func):
         not_done()
@@ -638,7 +651,7 @@ def call_learner(func, *args, name: str = "your function", case: str = "", signa
     originals = [np.array(a, copy=True) if isinstance(a, np.ndarray) else None for a in args]
     given = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
     where = f" for {case}" if case else ""
-    limit = _time_limit()
+    limit = _chosen_limit(time_limit, _time_limit())
     try:
         with _deadline(limit):
             result = func(*given, **kwargs)
