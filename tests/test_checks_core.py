@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 import mha.checks
 from mha.checks import core
+from mha.checks.core import deadline, registry
 from mha.checks.core import (
     Feedback,
     Verdict,
@@ -48,7 +49,7 @@ def register():
 
     yield _register
     for label in added:
-        core._REGISTRY.pop(label, None)
+        registry._REGISTRY.pop(label, None)
 
 
 def _feedback(func, *args, **kwargs) -> Feedback:
@@ -403,7 +404,7 @@ def test_checker_refuses_a_second_function_for_a_label_but_allows_a_reload(regis
         """First line of the summary."""
 
     register("ex-test-twice", first)
-    assert core._REGISTRY["ex-test-twice"][2] == "First line of the summary."
+    assert registry._REGISTRY["ex-test-twice"][2] == "First line of the summary."
 
     def other(answer):
         pass
@@ -491,7 +492,7 @@ def test_call_learner_stops_a_function_that_never_returns():
             except Exception:
                 pass
 
-    assert core._time_limit() == core.TIME_LIMIT  # the default, outside a check
+    assert deadline.current_limit() == core.TIME_LIMIT  # the default, outside a check
     fb = _feedback(call_learner, endless, np.ones(2), name="f", case="a small case", time_limit=0.1)
     assert fb.message == "`f` ran for more than 0.1 s for a small case; look for a loop that never ends."
 
