@@ -7,9 +7,9 @@ into a message safely (shortened, backticks made plain quotes, escaped in
 the HTML, never raising).
 
 A checker stops with :func:`wrong` or :func:`not_done` (both raise
-:class:`Feedback`), and answers :func:`is_unfinished` itself for stubs.
-:func:`short`, :func:`learner_text` and :func:`describe_error` serve the
-other parts of the package.
+:class:`Feedback`); :func:`is_unfinished` recognises the placeholders a stub
+leaves. :func:`short`, :func:`learner_text` and :func:`describe_error` serve
+the other parts of the package.
 """
 
 from __future__ import annotations
