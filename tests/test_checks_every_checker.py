@@ -425,7 +425,8 @@ _VALUES = st.recursive(
     | st.text(max_size=8) | st.just(_SCRIPT) | st.builds(object) | st.builds(Shouting) | st.builds(Endless)
     | st.builds(Hostile, st.sampled_from(BASE_EXCEPTIONS).map(lambda error: error("x"))),
     lambda inner: st.lists(inner, max_size=4) | st.tuples(inner, inner)
-    | st.dictionaries(st.sampled_from(["row", "d_k", "Q", "free", "raw", "one_head", "a"]), inner, max_size=4),
+    | st.dictionaries(st.sampled_from(["row", "d_k", "Q", "free", "raw", "one_head", "a"]) | st.text(max_size=3),
+                      inner, max_size=4),
     max_leaves=8,
 )
 

@@ -68,7 +68,8 @@ __all__ = [
     "wrong",
 ]
 
-# One module per chapter; importing it registers the chapter's checkers.
+# One module per chapter; importing it registers the chapter's checkers. The machinery, the package
+# core, is imported above and registers none (pkgutil lists it by its name, like a module).
 for _module in pkgutil.iter_modules(__path__):
     if _module.name != "core":
         importlib.import_module(f"{__name__}.{_module.name}")
