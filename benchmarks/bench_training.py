@@ -148,13 +148,9 @@ def section_settings():
 
 def timed_sweep(processes, job_bytes):
     """Wall and CPU seconds (this process and its workers) of the chapter's sweep, jobs cut at ``job_bytes``."""
-    cap, tr.JOB_BYTES = tr.JOB_BYTES, job_bytes  # the jobs are cut here, before any worker starts
-    try:
-        wall, cpu, children = time.perf_counter(), time.process_time(), os.times()
-        results = tr.lookup_sweep(section_settings(), processes=processes)
-        after = os.times()
-    finally:
-        tr.JOB_BYTES = cap
+    wall, cpu, children = time.perf_counter(), time.process_time(), os.times()
+    results = tr.lookup_sweep(section_settings(), processes=processes, job_bytes=job_bytes)
+    after = os.times()
     cpu = time.process_time() - cpu + (after.children_user - children.children_user
                                        + after.children_system - children.children_system)
     return time.perf_counter() - wall, cpu, [[r.accuracy for r in rs] for rs in results]

@@ -219,6 +219,8 @@ def test_sweep_refuses_bad_settings(settings, error, match):
         tr.lookup_sweep(settings)
     with pytest.raises((TypeError, ValueError), match="processes"):
         tr.lookup_sweep([{"h": 2, "steps": 1}], processes=0)
+    with pytest.raises((TypeError, ValueError), match="job_bytes"):
+        tr.lookup_sweep([{"h": 2, "steps": 1}], job_bytes=0)
 
 
 def test_training_lookups_are_shared_and_read_only():
@@ -284,13 +286,9 @@ def test_a_grid_too_large_for_the_cache_trains_one_seed_at_a_time():
     assert all(tr._job_bytes(chapter, job) <= tr.JOB_BYTES for job in jobs)
     assert tr._job_bytes(chapter, ((0, 1, 2, 3, 4), (0, 1, 2))) == 15 * 32 * 9 * 256 * 4  # N G x c x 9 x B x 4 bytes
     settings = [{"h": h, "seeds": (2, 0, 1), "steps": 20} for h in (1, 4)]  # seeds out of order
-    cap = tr.JOB_BYTES
-    try:
-        tr.JOB_BYTES = tr._job_bytes(settings, ((0, 1), (0,)))  # room for one seed of the grid
-        assert sorted(tr._jobs(settings, 1)) == [((0, 1), (0,)), ((0, 1), (1,)), ((0, 1), (2,))]
-        swept = tr.lookup_sweep(settings)
-    finally:
-        tr.JOB_BYTES = cap
+    room = tr._job_bytes(settings, ((0, 1), (0,)))  # room for one seed of the grid
+    assert sorted(tr._jobs(settings, 1, room)) == [((0, 1), (0,)), ((0, 1), (1,)), ((0, 1), (2,))]
+    swept = tr.lookup_sweep(settings, job_bytes=room)
     for s, results in zip(settings, swept):
         assert [r.seed for r in results] == [2, 0, 1]
         for x, y in zip(results, tr.dictionary_lookups(s["h"], seeds=(2, 0, 1), steps=20), strict=True):

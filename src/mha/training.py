@@ -34,7 +34,8 @@ settings, in worker processes if asked. Models whose weights have the same
 shapes (every ``h`` with ``d_k = d / h``) and that read the same lookups train
 side by side in one grid, share the products of each seed's one-hots in the
 forward pass and one softmax call for all their heads (:func:`_query_layer`),
-as many seeds at a time as keep the step's arrays small (:data:`JOB_BYTES`);
+as many seeds at a time as keep the step's arrays small (``job_bytes``, by
+default :data:`JOB_BYTES`);
 each model's numbers are the ones it gets alone.
 """
 
@@ -824,9 +825,9 @@ def _usable_cpus():
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-#: The largest keys-and-values array, in bytes, that one step of a job works on (``_query_layer``'s
-#: ``KV``: N G models x c columns x 9 tokens x 256 lookups, float32); the step's other arrays are about
-#: as large again. Beyond it they outgrow a core's cache (2 MiB of L2 on the book's machine), and the
+#: The default ``job_bytes`` of :func:`lookup_sweep`: the largest keys-and-values array, in bytes, that one
+#: step of a job works on (``_query_layer``'s ``KV``: N G models x c columns x 9 tokens x 256 lookups,
+#: float32); the step's other arrays are about as large again. Beyond it they outgrow a core's cache (2 MiB of L2 on the book's machine), and the
 #: step slows down, most of all when the machine is busy. There, one step of five head counts with
 #: three seeds stacked (4.4 MiB) took 0.83-0.97 ms per model, one seed at a time (1.4 MiB) 0.48-0.55 ms;
 #: on a quiet machine, 0.48-0.54 against 0.57-0.61 ms. Chapter 05's sweep on the busy machine:
@@ -856,14 +857,14 @@ def _halves(job):
     return [(indices[:len(indices) // 2], positions), (indices[len(indices) // 2:], positions)]
 
 
-def _jobs(settings, processes):
+def _jobs(settings, processes, job_bytes=JOB_BYTES):
     """The settings, grouped into jobs of models that train side by side: ``(indices, seed positions)``.
 
     Settings whose weights have the same shapes and that read the same
     lookups (same seeds, steps, learning rate) train as one grid
     (:func:`_train_models`), on some or all of their seeds (positions in
     their ``seeds``). A job whose step would work on more than
-    :data:`JOB_BYTES` of keys and values is cut in two, by seeds first; then,
+    ``job_bytes`` of keys and values is cut in two, by seeds first; then,
     while the largest job would take more than its share of the processes'
     time, it is cut in two as well.
     """
@@ -873,7 +874,7 @@ def _jobs(settings, processes):
         groups.setdefault((tuple(shapes.items()), tuple(seeds), steps, lr), []).append(i)
     jobs = [(tuple(indices), tuple(range(len(key[1])))) for key, indices in groups.items()]
     cuttable = lambda job: len(job[0]) > 1 or len(job[1]) > 1
-    while big := [j for j in jobs if cuttable(j) and _job_bytes(settings, j) > JOB_BYTES]:
+    while big := [j for j in jobs if cuttable(j) and _job_bytes(settings, j) > job_bytes]:
         jobs.remove(big[0])
         jobs += _halves(big[0])
     cost = functools.partial(_cost, settings)
@@ -922,7 +923,7 @@ def _own_resource_tracker():
             tracker._stop()
 
 
-def lookup_sweep(settings, *, processes=1):
+def lookup_sweep(settings, *, processes=1, job_bytes=JOB_BYTES):
     """Several experiments of :func:`dictionary_lookups`, here or in worker processes.
 
     Parameters
@@ -938,12 +939,17 @@ def lookup_sweep(settings, *, processes=1):
         result depends only on its setting, so every value of ``processes``
         gives the same numbers. If workers cannot be started, the experiments
         run here.
+    job_bytes : float
+        The largest keys-and-values array, in bytes, that one step of a job
+        may work on (default :data:`JOB_BYTES`); a larger grid trains some of
+        its seeds at a time. ``math.inf`` never cuts a grid by size. It
+        changes how the work is grouped, never a result.
 
     Settings whose weights have the same shapes and that read the same
     lookups (the same ``seeds``, ``steps`` and ``lr``), for example every
     ``h`` with ``d_k = d / h``, train side by side in one process and share
     the products of their one-hots; a grid too large for a core's cache
-    (:data:`JOB_BYTES`) trains some of its seeds at a time. Each model still
+    (``job_bytes``) trains some of its seeds at a time. Each model still
     gets the numbers it gets alone.
 
     Returns
@@ -966,7 +972,8 @@ def lookup_sweep(settings, *, processes=1):
                              f"got {s!r}")
         _checked(s)  # every argument checked here, before any worker starts
     processes = min(check_positive_int(processes, "processes"), _usable_cpus())
-    jobs = _jobs(settings, processes)
+    job_bytes = check_number(job_bytes, "job_bytes", low=0, low_open=True, finite=False)
+    jobs = _jobs(settings, processes, job_bytes)
     done = {}  # job -> one list of results per setting
     if processes > 1 and len(jobs) > 1:
         import concurrent.futures
