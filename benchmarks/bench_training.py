@@ -71,6 +71,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import numpy as np  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
 
 from mha import training as tr  # noqa: E402
 
@@ -88,7 +89,7 @@ def numpy_step(h, seeds, repeat):
     batches = [tr.LookupBatch(*(np.stack([getattr(b, f) for b in step]) for f in ("keys", "values", "asked")))
                for step in draws]
     state = {}
-    with tr.threadpool_limits(1, user_api="blas"):
+    with threadpool_limits(1, user_api="blas"):
         start = time.perf_counter()
         for b in batches:
             _, grad = tr.loss_and_grads(theta, shapes, b, h)
