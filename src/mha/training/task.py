@@ -17,7 +17,7 @@ __all__ = ["BATCH", "LookupBatch", "N_ENTRIES", "N_SYMBOLS", "TEST_SEED", "TEST_
 
 N_ENTRIES = 8  # (key, value) entries in every input
 N_SYMBOLS = 16  # possible keys, and possible values
-BATCH = 256
+BATCH = 256  # fresh lookups per training step
 TEST_SIZE = 8192
 TEST_SEED = 20170612  # the one fixed test set every run is scored on
 
