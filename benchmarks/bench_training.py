@@ -71,6 +71,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import numpy as np  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
 
 from mha import training as tr  # noqa: E402
 
@@ -88,7 +89,7 @@ def numpy_step(h, seeds, repeat):
     batches = [tr.LookupBatch(*(np.stack([getattr(b, f) for b in step]) for f in ("keys", "values", "asked")))
                for step in draws]
     state = {}
-    with tr.threadpool_limits(1, user_api="blas"):
+    with threadpool_limits(1, user_api="blas"):
         start = time.perf_counter()
         for b in batches:
             _, grad = tr.loss_and_grads(theta, shapes, b, h)
@@ -148,13 +149,9 @@ def section_settings():
 
 def timed_sweep(processes, job_bytes):
     """Wall and CPU seconds (this process and its workers) of the chapter's sweep, jobs cut at ``job_bytes``."""
-    cap, tr.JOB_BYTES = tr.JOB_BYTES, job_bytes  # the jobs are cut here, before any worker starts
-    try:
-        wall, cpu, children = time.perf_counter(), time.process_time(), os.times()
-        results = tr.lookup_sweep(section_settings(), processes=processes)
-        after = os.times()
-    finally:
-        tr.JOB_BYTES = cap
+    wall, cpu, children = time.perf_counter(), time.process_time(), os.times()
+    results = tr.lookup_sweep(section_settings(), processes=processes, job_bytes=job_bytes)
+    after = os.times()
     cpu = time.process_time() - cpu + (after.children_user - children.children_user
                                        + after.children_system - children.children_system)
     return time.perf_counter() - wall, cpu, [[r.accuracy for r in rs] for rs in results]

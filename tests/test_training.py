@@ -7,6 +7,7 @@ import pytest
 
 import mha
 from mha import training as tr
+from mha.training import model, run, sweep
 
 
 def test_lookup_batches_are_well_formed():
@@ -54,7 +55,7 @@ def tiny_model(h=2, d=4, d_k=None, n_keys=2, M=2, B=3, seed=0):
     shapes = tr.param_shapes(h, d, d // h if d_k is None else d_k, n_keys)
     theta = np.stack([tr.init_params(np.random.default_rng(seed + m), shapes, dtype=np.float64) for m in range(M)])
     theta[:, -n_keys * 16:] = np.random.default_rng(seed).normal(size=(M, n_keys * 16))  # biases away from 0
-    batch = next(tr._batches([seed + 10 + m for m in range(M)], 1, n_keys))
+    batch = next(run._batches([seed + 10 + m for m in range(M)], 1, n_keys))
     batch = tr.LookupBatch(batch.keys[:, :B], batch.values[:, :B], batch.asked[:, :B])
     return theta, shapes, batch
 
@@ -97,7 +98,7 @@ def test_query_row_is_the_library_layer(h, d, d_k, n_keys):
     """The model's lean layer gives the last row of mha.multi_head_attention on the 9 tokens."""
     theta, shapes, batch = tiny_model(h=h, d=d, d_k=d_k, n_keys=n_keys, M=2)
     w = tr.unpack(theta, shapes)
-    f = tr._forward(w, batch, h)
+    f = model._forward(w, batch, h)
     for m in range(2):
         X = tokens_of(w, batch, m)  # (B, 9, d)
         Y, A = mha.multi_head_attention(X, w["W_Q"][m], w["W_K"][m], w["W_V"][m], w["W_O"][m], h=h)
@@ -219,13 +220,15 @@ def test_sweep_refuses_bad_settings(settings, error, match):
         tr.lookup_sweep(settings)
     with pytest.raises((TypeError, ValueError), match="processes"):
         tr.lookup_sweep([{"h": 2, "steps": 1}], processes=0)
+    with pytest.raises((TypeError, ValueError), match="job_bytes"):
+        tr.lookup_sweep([{"h": 2, "steps": 1}], job_bytes=0)
 
 
 def test_training_lookups_are_shared_and_read_only():
-    a = tr._training_lookups(5, 30, 2)
-    assert tr._training_lookups(5, 30, 2) is a and not a.keys.flags.writeable
+    a = run._training_lookups(5, 30, 2)
+    assert run._training_lookups(5, 30, 2) is a and not a.keys.flags.writeable
     assert a.keys.shape == (30 * 256, 8) and a.asked.shape == (30 * 256, 2)
-    assert not np.array_equal(tr._training_lookups(6, 30, 2).keys, a.keys)  # each seed its own stream
+    assert not np.array_equal(run._training_lookups(6, 30, 2).keys, a.keys)  # each seed its own stream
 
 
 def _same_result(x, y):
@@ -244,7 +247,7 @@ def test_models_of_one_grid_get_the_numbers_they_get_alone(hs, d, d_k):
     width = 8  # h d_k, the same for every model of the second grid: h = 2 with d_k = 4, h = 4 with d_k = 2
     dks = [None if d_k is None else width // h for h in hs]
     shapes = tr.param_shapes(hs[0], d, dks[0] or d // hs[0], 2)
-    theta, train_loss = tr._train_models(hs, shapes, (0, 3), 30, tr.PEAK_LR)
+    theta, train_loss = run.train_grid(hs, shapes, (0, 3), 30, tr.PEAK_LR)
     assert theta.shape[0] == train_loss.shape[0] == 2 * len(hs)
     for g, (h, dk) in enumerate(zip(hs, dks)):
         alone, shapes_alone, loss_alone = tr.train(h, d=d, d_k=dk, seeds=(0, 3), steps=30)
@@ -257,7 +260,7 @@ def test_sweep_trains_compatible_settings_as_one_grid():
     settings = [{"h": 1, "seeds": (0, 1), "steps": 30}, {"h": 8, "d_k": 4, "seeds": (0, 1), "steps": 30},
                 {"h": 4, "seeds": (0, 1), "steps": 30}, {"h": 2, "seeds": (1,), "steps": 30},
                 {"h": 16, "d_k": 1, "seeds": (0, 1), "steps": 30}]  # d_k = 1 = d/h: the same shapes as h = 1 and 4
-    assert sorted({indices for indices, _ in tr._jobs(settings, 1)}) == [(0, 2, 4), (1,), (3,)]
+    assert sorted({indices for indices, _ in sweep._jobs(settings, 1)}) == [(0, 2, 4), (1,), (3,)]
     swept = tr.lookup_sweep(settings)
     for s, results in zip(settings, swept):
         kw = {k: v for k, v in s.items() if k != "h"}
@@ -267,8 +270,8 @@ def test_sweep_trains_compatible_settings_as_one_grid():
 
 def test_a_job_larger_than_its_share_is_cut():
     settings = [{"h": h, "seeds": (0,), "steps": 20} for h in (1, 2, 4, 8)]  # one grid
-    assert len(tr._jobs(settings, 1)) == 1
-    jobs = tr._jobs(settings, 2)
+    assert len(sweep._jobs(settings, 1)) == 1
+    jobs = sweep._jobs(settings, 2)
     assert len(jobs) == 2 and sorted(i for indices, _ in jobs for i in indices) == [0, 1, 2, 3]
     here, there = tr.lookup_sweep(settings), tr.lookup_sweep(settings, processes=2)
     for a, b in zip(here, there):
@@ -278,19 +281,15 @@ def test_a_job_larger_than_its_share_is_cut():
 def test_a_grid_too_large_for_the_cache_trains_one_seed_at_a_time():
     """Chapter 05's grid (five head counts x three seeds) is cut by seeds; each model still gets its own numbers."""
     chapter = [{"h": h, "seeds": (0, 1, 2)} for h in (1, 2, 4, 8, 16)] + [{"h": 16, "d_k": 4, "seeds": (0, 1, 2)}]
-    jobs = tr._jobs(chapter, 1)
+    jobs = sweep._jobs(chapter, 1)
     assert sorted(jobs) == [((0, 1, 2, 3, 4), (0,)), ((0, 1, 2, 3, 4), (1,)), ((0, 1, 2, 3, 4), (2,)),
                             ((5,), (0,)), ((5,), (1, 2))]
-    assert all(tr._job_bytes(chapter, job) <= tr.JOB_BYTES for job in jobs)
-    assert tr._job_bytes(chapter, ((0, 1, 2, 3, 4), (0, 1, 2))) == 15 * 32 * 9 * 256 * 4  # N G x c x 9 x B x 4 bytes
+    assert all(sweep._job_bytes(chapter, job) <= tr.JOB_BYTES for job in jobs)
+    assert sweep._job_bytes(chapter, ((0, 1, 2, 3, 4), (0, 1, 2))) == 15 * 32 * 9 * 256 * 4  # N G x c x 9 x B x 4 bytes
     settings = [{"h": h, "seeds": (2, 0, 1), "steps": 20} for h in (1, 4)]  # seeds out of order
-    cap = tr.JOB_BYTES
-    try:
-        tr.JOB_BYTES = tr._job_bytes(settings, ((0, 1), (0,)))  # room for one seed of the grid
-        assert sorted(tr._jobs(settings, 1)) == [((0, 1), (0,)), ((0, 1), (1,)), ((0, 1), (2,))]
-        swept = tr.lookup_sweep(settings)
-    finally:
-        tr.JOB_BYTES = cap
+    room = sweep._job_bytes(settings, ((0, 1), (0,)))  # room for one seed of the grid
+    assert sorted(sweep._jobs(settings, 1, room)) == [((0, 1), (0,)), ((0, 1), (1,)), ((0, 1), (2,))]
+    swept = tr.lookup_sweep(settings, job_bytes=room)
     for s, results in zip(settings, swept):
         assert [r.seed for r in results] == [2, 0, 1]
         for x, y in zip(results, tr.dictionary_lookups(s["h"], seeds=(2, 0, 1), steps=20), strict=True):
