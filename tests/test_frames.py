@@ -1,4 +1,4 @@
-"""Tests of mha.frames: the painter (blitting), small PNGs, heatmap frames and the frame stack."""
+"""Tests of mha.widgets.frames: the painter (blitting), small PNGs, heatmap frames and the frame stack."""
 
 import base64
 import io
@@ -15,7 +15,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from PIL import Image as PILImage
 
-from mha import frames, widgets
+from mha import widgets
+from mha.widgets import frames
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

@@ -14,10 +14,10 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .._validate import as_float_array, check_ndim
-from ..frames import FramePainter, caption_html, frame_stack
 from ..plotting import book_style
 from ..width_one import as_keys, q_peak, q_sweep_weights, q_threshold
 from ._common import FIG_WIDTH, check_tokens, colour, label, num, parse_numbers
+from .frames import FramePainter, caption_html, frame_stack
 
 __all__ = ["q_sweep", "q_sweep_live"]
 

@@ -18,10 +18,10 @@ from matplotlib.figure import Figure
 
 from .._validate import check_index, check_positive_int
 from ..examples import RoleExample, cat_sat_mat
-from ..frames import FramePainter, slider_text_html
 from ..head_roles import read_roles, row_arithmetic
 from ..plotting import book_style, text_colour
 from ._common import label, num
+from .frames import FramePainter, slider_text_html
 
 __all__ = ["roles_explorer"]
 

@@ -19,10 +19,10 @@ from matplotlib.figure import Figure
 
 from .._validate import check_index, check_positive_int
 from ..examples import WorkedExample, random_layer
-from ..frames import FramePainter, caption_html, frame_stack
 from ..plotting import book_style, text_colour
 from ..split_trace import h_sweep_frames
 from ._common import FIG_WIDTH, colour, label
+from .frames import FramePainter, caption_html, frame_stack
 
 __all__ = ["h_sweep", "h_sweep_live", "h_sweep_widths"]
 

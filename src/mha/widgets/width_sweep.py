@@ -14,10 +14,10 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .._validate import check_counts, check_positive_int, check_prob_rows
-from ..frames import FramePainter, caption_html, frame_stack
 from ..plotting import OKABE_ITO, book_style, heatmap, text_colour
 from ..rank import fit_scores, target_diagonal
 from ._common import FIG_WIDTH, check_tokens, parse_numbers
+from .frames import FramePainter, caption_html, frame_stack
 
 __all__ = ["dk_sweep", "dk_sweep_live"]
 

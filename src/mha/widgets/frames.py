@@ -27,8 +27,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from PIL import Image as PILImage
 
-from ._validate import as_float_array, check_index, check_ndim, check_number, check_positive_int
-from .plotting import SEQUENTIAL, book_style, escape_math
+from .._validate import as_float_array, check_index, check_ndim, check_number, check_positive_int
+from ..plotting import SEQUENTIAL, book_style, escape_math
 
 __all__ = ["FramePainter", "canvas_png", "caption_html", "frame_stack", "heatmap_frames", "slider_text_html"]
 

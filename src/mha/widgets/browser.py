@@ -20,10 +20,10 @@ import ipywidgets as widgets
 import numpy as np
 from ipywidgets.widgets.widget_string import HTMLStyle
 
-from ._validate import as_float_array, check_flag, check_ndim, check_text
+from .._validate import as_float_array, check_flag, check_ndim, check_text
+from ..heads import next_token_mass, position_mass, previous_token_mass
+from ..stats import head_entropy
 from .frames import caption_html, heatmap_frames
-from .heads import next_token_mass, position_mass, previous_token_mass
-from .stats import head_entropy
 
 __all__ = ["head_captions", "head_browser"]
 
