@@ -37,8 +37,8 @@ def canvas_png(canvas):
     """The canvas as a small PNG: 64 colours (plots have few), no dithering.
 
     Rendered figures here are flat colours, lines and text, so a palette PNG
-    looks the same as a full-colour one at about a quarter of the bytes, and
-    encodes faster (``mha.plotting.figure_png`` writes full colour).
+    looks the same as a full-colour one (what ``Figure.savefig`` writes) at
+    about a quarter of the bytes, and encodes faster.
     """
     image = PILImage.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
     small = image.convert("RGB").quantize(64, method=PILImage.Quantize.FASTOCTREE, dither=PILImage.Dither.NONE)
