@@ -15,7 +15,7 @@ For each widget it prints
 Targets from the issue: build <= 1.5 s, page <= 1 MB per widget, live update <= 50 ms median.
 
 A last row builds chapter 9's head browser (a layer picker and a head picker over every head of
-all-MiniLM-L6-v2 on the map sentence, mha.head_browser), when the weights package is installed.
+all-MiniLM-L6-v2 on the map sentence, mha.widgets.head_browser), when the weights package is installed.
 
 Run:  .venv/bin/python benchmarks/bench_widgets.py
 """
@@ -116,7 +116,7 @@ def cold_target_seconds(n):
 
 def real_heads_browser():
     """Chapter 9's MiniLM head browser: a layer picker and a head picker over every head (None without its weights)."""
-    from mha.head_browser import head_browser
+    from mha.widgets import head_browser
     from mha.models import minilm
     from mha.models._files import WeightsError
     from mha.models.texts import MAP_SENTENCE

@@ -1,4 +1,4 @@
-"""Chapter 9's head browsers (mha.head_browser) on the built page, in headless Chromium, no kernel.
+"""Chapter 9's head browsers (mha.widgets.head_browser) on the built page, in headless Chromium, no kernel.
 
 Each browser has two pickers: the layer (buttons for MiniLM's 6 layers, a drop-down for the layers of
 SmolLM2 shown) and the head (buttons). Picking another head, then another layer, must show another

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from ipywidgets.embed import dependency_state, embed_data
 
-from mha import floor_widget as fw
+from mha.widgets import floor as fw
 from mha import rank
 
 

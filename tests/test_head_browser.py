@@ -1,4 +1,4 @@
-"""mha.head_browser: two pickers linked in the browser to a Stack of Stacks of (picture, caption) frames."""
+"""mha.widgets.browser (head_browser): two pickers linked in the browser to a Stack of Stacks of (picture, caption) frames."""
 
 import json
 
@@ -9,7 +9,7 @@ from ipywidgets.embed import dependency_state, embed_data
 from ipywidgets.widgets.widget import _instances
 from ipywidgets.widgets.widget_link import Link
 
-from mha.head_browser import head_browser, head_captions
+from mha.widgets.browser import head_browser, head_captions
 
 PNG_MAGIC = b"\x89PNG"
 

@@ -1,10 +1,10 @@
-"""mha.lookup_widget: the static explorer's frames and toggle, and the live explorer that trains on demand."""
+"""mha.widgets.lookup: the static explorer's frames and toggle, and the live explorer that trains on demand."""
 
 import ipywidgets as widgets
 import numpy as np
 import pytest
 
-from mha import lookup_widget as lw
+from mha.widgets import lookup as lw
 from mha import training as tr
 
 

@@ -14,6 +14,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 import mha
 from mha import plotting, split_trace, widgets
+from mha.widgets import query_sweep, split_sweep, width_sweep
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -124,7 +125,7 @@ def test_h_sweep_captions_match_the_traced_split(T, d):
     tokens = tuple(f"w{i}" for i in range(T))
     layer = mha.examples.random_layer(tokens, d, seed=0)
     for frame in split_trace.h_sweep_frames(layer):
-        caption = widgets._h_caption(frame, tokens)
+        caption = split_sweep._h_caption(frame, tokens)
         held = frame.wrong.token[0, :, 0]
         if T == 1 or frame.h == 1:
             assert "both ways of splitting agree" in caption
@@ -153,7 +154,7 @@ def test_sliders_carry_a_name_and_their_value_as_text(built):
 
 
 def test_q_sweep_shows_scores_not_the_curves_of_chapter_07(built):
-    painter = widgets._QPainter(np.array([2.0, 0.0, 1.0]), ("I", "love", "LLMs"))
+    painter = query_sweep._QPainter(np.array([2.0, 0.0, 1.0]), ("I", "love", "LLMs"))
     ax_s, ax_w = painter.fig.axes
     assert not ax_s.lines[1:] and not ax_w.lines  # bars only (one zero line): no weight-against-q curves
     assert not [t for t in ax_w.texts + ax_s.texts if "peaks" in t.get_text() or "0.95" in t.get_text()]
@@ -290,7 +291,7 @@ def test_h_sweep_live_refuses_a_sentence_too_long_to_draw():
     box = widgets.h_sweep_live(d=4, tokens=("a", "b"))
     _, sentence, width, h, message, image, caption = box.children
     before = bytes(image.value)
-    sentence.value = " ".join(["w"] * (widgets.MAX_TOKENS + 1))
+    sentence.value = " ".join(["w"] * (split_sweep.MAX_TOKENS + 1))
     assert "Not changed" in message.value and "at most" in message.value and bytes(image.value) == before
 
 
@@ -299,7 +300,7 @@ def test_cell_text_colour_is_the_wcag_rule_of_mha_plotting():
     values = np.linspace(0, 1, 1001)
     image = plotting.heatmap(values.reshape(-1, 1), [str(i) for i in range(values.size)], ["v"], annotate=False)
     texts = [image.axes.text(0, i, "") for i in range(values.size)]
-    widgets._fill_cells(texts, image, values)
+    width_sweep._fill_cells(texts, image, values)
     viridis = matplotlib.colormaps["viridis"]
     for text, v in zip(texts, values):
         assert text.get_color() == plotting.text_colour(viridis(v))
@@ -411,7 +412,7 @@ def test_h_sweep_widths_menu_picks_a_sweep_per_width():
 
 
 def test_h_sweep_names_the_keys_under_each_map():
-    painter = widgets._HPainter(("a", "b"), 4)
+    painter = split_sweep._HPainter(("a", "b"), 4)
     frame = split_trace.h_sweep_frames(mha.examples.random_layer(("a", "b"), 4))[1]  # h = 2
     painter.draw(frame)
     shown = [k for k in painter.keys if k.get_visible()]

@@ -15,7 +15,7 @@
 
   // A slider's handle (noUiSlider, drawn by ipywidgets) has no name, and its aria-valuetext is
   // the index of the stop ("1" when the readout says "2 (d_k = 6)"). Name it after the slider's
-  // label, and say the stop as text: from the sweep's note (mha.frames.slider_text_html) when
+  // label, and say the stop as text: from the sweep's note (mha.widgets.frames.slider_text_html) when
   // there is one, else the slider's readout.
   function sliderNote(handle) {
     var box = handle.closest(".mha-sweep");

@@ -8,14 +8,13 @@ weights, the Okabe-Ito palette for categories), labelled axes and tokens.
 from __future__ import annotations
 
 import contextlib
-import io
 
 import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
 
-__all__ = ["OKABE_ITO", "SEQUENTIAL", "DIVERGING", "use_book_style", "book_style", "heatmap", "figure_png",
-           "text_colour", "contrast_ratio", "escape_math"]
+__all__ = ["OKABE_ITO", "SEQUENTIAL", "DIVERGING", "use_book_style", "book_style", "heatmap", "text_colour",
+           "contrast_ratio", "escape_math"]
 
 #: Okabe & Ito's palette, distinguishable with every common colour-vision deficiency.
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
@@ -145,12 +144,3 @@ def text_colour(background) -> str:
     ('black', 'white', 'white')
     """
     return "black" if _luminance(matplotlib.colors.to_rgba(background)) > 0.179 else "white"
-
-
-def figure_png(fig, *, close=True) -> bytes:
-    """Render a figure to PNG bytes (for image frames in widgets)."""
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    if close:
-        plt.close(fig)
-    return buf.getvalue()

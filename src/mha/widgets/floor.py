@@ -22,11 +22,11 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib.figure import Figure
 
-from ._validate import check_counts, check_positive_int
-from .frames import FramePainter, caption_html
-from .plotting import OKABE_ITO
-from .rank import (centred_log_spectrum, fit_scores, target_diagonal, target_distance_band, target_first_token,
+from .._validate import check_counts, check_positive_int
+from ..plotting import OKABE_ITO
+from ..rank import (centred_log_spectrum, fit_scores, target_diagonal, target_distance_band, target_first_token,
                    target_local_band, target_previous_flat, target_previous_token, target_random)
+from .frames import FramePainter, caption_html
 
 __all__ = ["FloorView", "TARGETS", "floor_explorer", "floor_explorer_live", "floor_view", "named_target"]
 

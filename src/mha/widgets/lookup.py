@@ -6,7 +6,7 @@ head's attention over the 8 entries and the query, with the entries the query
 names marked, and the model's two answers. A slider picks ``h`` and a toggle
 picks "d_k = d/h" or "d_k fixed"; both are linked in the browser (``jslink``),
 so the static page needs no kernel. Every picture is drawn at build time with
-:class:`mha.frames.FramePainter`. :func:`lookup_explorer_live` is the same
+:class:`mha.widgets.frames.FramePainter`. :func:`lookup_explorer_live` is the same
 picture with a kernel: it trains the model you pick when you pick it.
 """
 
@@ -19,11 +19,11 @@ import numpy as np
 from ipywidgets.widgets.widget_string import HTMLStyle
 from matplotlib.figure import Figure
 
-from . import training
-from ._validate import check_count, check_positive_int
+from .. import training
+from .._validate import check_count, check_positive_int
+from ..plotting import SEQUENTIAL, book_style
+from ..training import LookupResult
 from .frames import FramePainter, caption_html
-from .plotting import SEQUENTIAL, book_style
-from .training import LookupResult
 
 __all__ = ["lookup_explorer", "lookup_explorer_live", "lookup_frames"]
 

@@ -20,10 +20,10 @@ import ipywidgets as widgets
 import numpy as np
 from ipywidgets.widgets.widget_string import HTMLStyle
 
-from ._validate import as_float_array, check_flag, check_ndim, check_text
+from .._validate import as_float_array, check_flag, check_ndim, check_text
+from ..heads import next_token_mass, position_mass, previous_token_mass
+from ..stats import head_entropy
 from .frames import caption_html, heatmap_frames
-from .heads import next_token_mass, position_mass, previous_token_mass
-from .stats import head_entropy
 
 __all__ = ["head_captions", "head_browser"]
 
@@ -57,8 +57,9 @@ def _layer_names(layer_labels, L):
     return names
 
 
-def head_browser(A, tokens, *, causal, intro, dom_class, start=(0, 0), first="the first token",
-                 layer_labels=None, figsize=(4.6, 4.2), dpi=70):
+def head_browser(A, tokens, *, causal, intro="Attention maps: pick a layer and a head.",
+                 dom_class="mha-head-browser", start=(0, 0), first="the first token", layer_labels=None,
+                 figsize=(4.6, 4.2), dpi=70):
     """The browser: a layer picker, a head picker, and the chosen head's map with its caption.
 
     Parameters
@@ -72,7 +73,8 @@ def head_browser(A, tokens, *, causal, intro, dom_class, start=(0, 0), first="th
     intro : str
         HTML shown above the pickers.
     dom_class : str
-        A CSS class for the whole box (the tests find the browser by it).
+        A CSS class for the whole box (the tests find the browser by it). Give each browser on
+        a page its own; the default adds nothing to ``mha-head-browser``, which every browser has.
     start : (int, int)
         The (layer, head) shown first.
     first : str
@@ -88,6 +90,13 @@ def head_browser(A, tokens, *, causal, intro, dom_class, start=(0, 0), first="th
     ipywidgets.VBox
         Children: the intro, the two pickers, and a Stack of ``L`` Stacks of ``h`` frames.
         Carries the classes ``mha-head-browser`` and ``dom_class``.
+
+    Examples
+    --------
+    >>> A = np.full((1, 2, 3, 3), 1 / 3)  # (L, h, T, T): one layer, two heads, three tokens
+    >>> box = head_browser(A, ["a", "b", "c"], causal=True, figsize=(1.5, 1.5), dpi=20)
+    >>> box.children[0].value
+    '<p>Attention maps: pick a layer and a head.</p>'
     """
     A = as_float_array(A, "A")
     check_ndim(A, "A", 4, "(L, h, T, T)", exact=True)

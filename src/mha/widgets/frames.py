@@ -27,8 +27,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from PIL import Image as PILImage
 
-from ._validate import as_float_array, check_index, check_ndim, check_number, check_positive_int
-from .plotting import SEQUENTIAL, book_style, escape_math
+from .._validate import as_float_array, check_index, check_ndim, check_number, check_positive_int
+from ..plotting import SEQUENTIAL, book_style, escape_math
 
 __all__ = ["FramePainter", "canvas_png", "caption_html", "frame_stack", "heatmap_frames", "slider_text_html"]
 
@@ -37,8 +37,8 @@ def canvas_png(canvas):
     """The canvas as a small PNG: 64 colours (plots have few), no dithering.
 
     Rendered figures here are flat colours, lines and text, so a palette PNG
-    looks the same as a full-colour one at about a quarter of the bytes, and
-    encodes faster (``mha.plotting.figure_png`` writes full colour).
+    looks the same as a full-colour one (what ``Figure.savefig`` writes) at
+    about a quarter of the bytes, and encodes faster.
     """
     image = PILImage.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
     small = image.convert("RGB").quantize(64, method=PILImage.Quantize.FASTOCTREE, dither=PILImage.Dither.NONE)
