@@ -1,4 +1,12 @@
-"""Shared pytest fixtures. Append new sections below; keep each section self-contained."""
+"""Shared pytest fixtures, and the markers each test folder carries. Append new sections below; keep
+each section self-contained.
+
+The folders follow the library: ``lib/`` (src/mha, one file per module), ``checks/`` (the exercise
+checkers), ``models/`` (the two trained models), ``site/`` (the build, the pages in Chromium, the
+notebook edition, JupyterLab). Everything in ``site/`` is marked ``book`` (it reads the built book
+or the chapters); a test that uses Chromium or JupyterLab is also marked ``browser``. So
+``make test-fast`` (``lib/``, ``checks/``, ``models/``) needs no build.
+"""
 
 # =================================================================================================
 # Browser fixtures: serve the built site (_build/html) on 127.0.0.1 and drive headless Chromium.
@@ -45,6 +53,20 @@ CHROMIUM_ARGS = [
 def built_site_dir() -> Path:
     """The built site: $MHA_SITE_DIR, else <repo>/_build/html."""
     return Path(os.environ.get("MHA_SITE_DIR", REPO_ROOT / "_build" / "html")).resolve()
+
+
+TESTS = Path(__file__).resolve().parent
+_BROWSER_FIXTURES = {"chromium", "open_page", "site_server", "lab_server"}
+
+
+def pytest_collection_modifyitems(config, items):
+    """``book`` for every test in tests/site/, ``browser`` for every test that drives Chromium or JupyterLab."""
+    for item in items:
+        path = Path(str(item.path)).resolve()
+        if path.is_relative_to(TESTS / "site"):
+            item.add_marker(pytest.mark.book)
+        if _BROWSER_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.browser)
 
 
 @pytest.fixture(scope="session")

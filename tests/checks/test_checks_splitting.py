@@ -8,24 +8,12 @@ import mha
 from mha.checks import check
 from mha.checks import splitting
 from mha.checks.splitting import shapes_512
+from _verdicts import status_of as _status, wrong as _wrong
 
 
 def _steps():
     ex = mha.examples.i_love_llms()
     return mha.attention_steps(ex.X, *ex.weights, h=ex.h)
-
-
-def _status(label, answer):
-    verdict = check(label, answer)
-    assert verdict.status in ("correct", "wrong", "not done")
-    return verdict
-
-
-def _wrong(label, func, phrase):
-    v = check(label, func)
-    assert v.status == "wrong", v
-    assert phrase in v.message, v.message
-    return v
 
 
 # ---- ex-concat-row -------------------------------------------------------------------------

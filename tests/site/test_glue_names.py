@@ -10,7 +10,7 @@ import pytest
 
 from conftest import toc_files
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 GLUED = re.compile(r"""\b(?:glue|keep)\(\s*(f?)["']([A-Za-z0-9_{}.\[\]'" ]+?)["']""")
 USED = re.compile(r"\{glue:(?:text|any|figure|math)\}`([A-Za-z0-9_]+)")
 

@@ -41,7 +41,7 @@ def discover_pages(site: Path) -> list[str]:
 
 
 def built_site_dir() -> Path:  # same rule as conftest.site_dir
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     return Path(os.environ.get("MHA_SITE_DIR", root / "_build" / "html")).resolve()
 
 

@@ -13,7 +13,7 @@ from mha.costs import (A100, MODELS, Machine, attention_flops, attention_param_c
                        get_model, gpt2_param_count, kv_cache_bytes, kv_cache_bytes_per_token,
                        mlp_param_count, score_entries)
 
-BIB = Path(__file__).resolve().parent.parent / "references.bib"
+BIB = Path(__file__).resolve().parents[2] / "references.bib"
 
 
 @st.composite

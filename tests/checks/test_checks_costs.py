@@ -11,6 +11,7 @@ from mha.checks import check, labels
 from mha.checks import costs
 from mha.checks.costs import FLOP_TASK, KV_TASK
 from mha.costs import attention_flops, kv_cache_bytes
+from _verdicts import wrong as _wrong
 
 KV = kv_cache_bytes(KV_TASK["n_layers"], KV_TASK["n_kv_heads"], KV_TASK["d_k"], KV_TASK["T"],
                     bytes_per_value=KV_TASK["bytes_per_value"])
@@ -106,13 +107,6 @@ def test_flops_survive_junk(junk):
 
 def test_flops_stub_is_not_done():
     assert check("ex-attention-flops", (..., ...)).status == "not done"
-
-
-def _wrong(label, func, phrase):
-    v = check(label, func)
-    assert v.status == "wrong", v
-    assert phrase in v.message, v.message
-    return v
 
 
 # ----------------------------------------------------------------------------- attention_param_count

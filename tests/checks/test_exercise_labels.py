@@ -25,7 +25,7 @@ import pytest
 
 import mha.checks
 
-BOOK = Path(__file__).resolve().parent.parent / "book"
+BOOK = Path(__file__).resolve().parents[2] / "book"
 
 _OPEN = re.compile(r"^\s*(?P<fence>`{3,}|:{3,})\s*(?:\{(?P<name>[\w:-]+)\})?\s*(?P<arg>.*?)\s*$")
 _CLOSE = re.compile(r"^\s*(?P<fence>`{3,}|:{3,})\s*$")

@@ -32,6 +32,7 @@ from mha.checks.narrow_heads import weights_for_q
 from mha.checks.splitting import shapes_512
 from mha.checks.why_heads import COMPROMISE_TARGETS, blend_outputs
 from mha.fitting import best_single_row
+from _verdicts import wrong as _wrong
 
 LABELS = sorted(labels())
 CODE_LABELS = sorted(label for label, kind in labels().items() if kind == "code")
@@ -42,13 +43,6 @@ LIMIT = 0.3   # seconds: the time limit where a test reads the message
 def _steps():
     ex = mha.examples.i_love_llms()
     return mha.attention_steps(ex.X, *ex.weights, h=ex.h)
-
-
-def _wrong(label, answer, phrase, **options):
-    v = check(label, answer, **options)
-    assert v.status == "wrong", v
-    assert phrase in v.message, v.message
-    return v
 
 
 # ----------------------------------------------------------------------------- junk answers

@@ -7,12 +7,7 @@ import pytest
 from mha.checks import check
 from mha.checks.why_heads import COMPROMISE_TARGETS, blend_outputs
 from mha.fitting import best_single_row
-
-
-def _status(label, answer):
-    verdict = check(label, answer)
-    assert verdict.status in ("correct", "wrong", "not done")
-    return verdict
+from _verdicts import status_of as _status
 
 
 # ---- ex-compromise-row ---------------------------------------------------------------------

@@ -12,12 +12,15 @@ checks, for every chapter:
 * the code cells are the chapter's code cells, in order, minus the solutions' code;
   remove-cell, remove-input and hide-input cells start folded;
 * writing the edition leaves book/ unchanged, and a notebook the reader edited is kept;
-* (marked `book`) every notebook runs top to bottom in a fresh kernel with no error or stderr.
+* (marked `book`) every notebook runs top to bottom in a fresh kernel with no error or stderr;
+  the run's cell times are kept in ``_build/cell-times.json`` (a record for maintainers).
 """
 from __future__ import annotations
 
+import json
 import re
 import sys
+import time
 from pathlib import Path
 
 import nbformat
@@ -25,13 +28,38 @@ import pytest
 
 from conftest import tree_digest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 import notebook_edition as ne  # noqa: E402
 
 sys.path.pop(0)
 
 CHAPTERS = ne.chapter_stems()
+
+CELL_TIMES = ROOT / "_build" / "cell-times.json"
+
+
+def record_cell_times(chapter, nb, seconds):
+    """Keep, in ``_build/cell-times.json``, the chapter's run (its notebook edition): with the kernel, its cells alone, its slowest cells.
+
+    A record for maintainers, not a test: budgets are measured in ``benchmarks/``.
+    """
+    from datetime import datetime
+
+    def duration(cell):
+        t = cell.metadata.get("execution", {})
+        start, end = t.get("iopub.execute_input"), t.get("shell.execute_reply")
+        if not (start and end):
+            return 0.0
+        return (datetime.fromisoformat(end.rstrip("Z")) - datetime.fromisoformat(start.rstrip("Z"))).total_seconds()
+
+    cells = [(i, duration(c)) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+    CELL_TIMES.parent.mkdir(exist_ok=True)
+    data = json.loads(CELL_TIMES.read_text()) if CELL_TIMES.is_file() else {}
+    data[chapter] = {"with_kernel": round(seconds, 2), "cells": round(sum(t for _, t in cells), 2),
+                     "slowest_cells": [[i, round(t, 2)] for i, t in sorted(cells, key=lambda c: -c[1])[:3]]}
+    CELL_TIMES.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+
 RAW_MYST = re.compile(
     r"\{[a-z][\w:.-]*\}`"                  # a role: {glue:text}`x`, {numref}`y`, {cite:p}`z`
     r"|^\s*(`{3,}|:{3,})\s*\{"             # a directive fence: ```{note}, :::{admonition}
@@ -176,8 +204,10 @@ def test_every_notebook_runs_top_to_bottom(edition, stem):
     from nbclient import NotebookClient
 
     nb = read(edition, stem)
-    NotebookClient(nb, timeout=300, kernel_name="python3",
+    started = time.perf_counter()
+    NotebookClient(nb, timeout=300, kernel_name="python3", record_timing=True,
                    resources={"metadata": {"path": str(edition.out)}}).execute()
+    record_cell_times(f"book/{stem}", nb, time.perf_counter() - started)
     bad = [(i, o.get("ename") or o.get("text", "")[:300]) for i, c in enumerate(nb.cells)
            if c.cell_type == "code" for o in c.outputs
            if o.output_type == "error" or (o.output_type == "stream" and o.name == "stderr")]

@@ -31,7 +31,7 @@ from conftest import tree_digest
 
 pytestmark = pytest.mark.browser
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RAW_MYST = re.compile(r"\{[a-z][\w:-]*\}`|```\s*\{|^\s*:::|\{solution-(start|end)\}|"
                       r"^\s*\([\w-]+\)=\s*$|^\s*:(class|label|tags|pyobject):", re.M)
 

@@ -1,7 +1,8 @@
-"""The book: every chapter executes on its own, and the strict build of the site passed.
+"""The book: the strict build of the site passed, and it executed every chapter afresh.
 
 The site is built once per test run by ``scripts/build_site.py`` (``make test`` runs it before
-pytest); these tests read its report instead of building a second time.
+pytest); these tests read its report instead of building a second time. (Each chapter runs once
+more on its own, as the reader runs it: the notebook edition, in tests/site/test_notebooks.py.)
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 
 from conftest import toc_files
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 REPORT = ROOT / "_build" / "build-report.json"
 
 pytestmark = pytest.mark.book
@@ -25,51 +26,6 @@ CHAPTERS = [f for f in toc_files() if (ROOT / f"{f}.md").read_text().startswith(
 def test_every_chapter_file_is_in_the_toc():
     on_disk = {p.with_suffix("").relative_to(ROOT).as_posix() for p in (ROOT / "book").glob("*.md")}
     assert on_disk == set(toc_files()), "book/*.md and _toc.yml disagree"
-
-
-CELL_TIMES = ROOT / "_build" / "cell-times.json"
-
-
-def record_cell_times(chapter, nb, seconds):
-    """Keep, in ``_build/cell-times.json``, the chapter's run: with the kernel, its cells alone, its slowest cells.
-
-    A record for maintainers, not a test: budgets are measured in ``benchmarks/``.
-    """
-    from datetime import datetime
-
-    def duration(cell):
-        t = cell.metadata.get("execution", {})
-        start, end = t.get("iopub.execute_input"), t.get("shell.execute_reply")
-        if not (start and end):
-            return 0.0
-        return (datetime.fromisoformat(end.rstrip("Z")) - datetime.fromisoformat(start.rstrip("Z"))).total_seconds()
-
-    cells = [(i, duration(c)) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
-    CELL_TIMES.parent.mkdir(exist_ok=True)
-    data = json.loads(CELL_TIMES.read_text()) if CELL_TIMES.is_file() else {}
-    data[chapter] = {"with_kernel": round(seconds, 2), "cells": round(sum(t for _, t in cells), 2),
-                     "slowest_cells": [[i, round(t, 2)] for i, t in sorted(cells, key=lambda c: -c[1])[:3]]}
-    CELL_TIMES.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
-
-
-@pytest.mark.parametrize("chapter", CHAPTERS)
-def test_chapter_executes(chapter):
-    """Run the chapter top to bottom in a fresh kernel: no error, nothing on stderr."""
-    import time
-
-    import jupytext
-    from nbclient import NotebookClient
-
-    nb = jupytext.read(ROOT / f"{chapter}.md")
-    started = time.perf_counter()
-    NotebookClient(nb, timeout=300, kernel_name="python3", record_timing=True,
-                   resources={"metadata": {"path": str(ROOT / "book")}}).execute()
-    record_cell_times(chapter, nb, time.perf_counter() - started)
-    for index, cell in enumerate(nb.cells):
-        for output in cell.get("outputs", []):
-            assert output.get("output_type") != "error", f"cell {index} raised: {output.get('ename')}"
-            if output.get("output_type") == "stream":
-                assert output.get("name") != "stderr", f"cell {index} wrote to stderr: {output.get('text')}"
 
 
 @pytest.fixture(scope="module")

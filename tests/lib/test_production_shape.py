@@ -23,7 +23,7 @@ torch = pytest.importorskip("torch")
 nn = torch.nn
 F = torch.nn.functional
 
-_LAYOUTS = Path(__file__).resolve().parents[1] / "book" / "code" / "production_layouts.py"
+_LAYOUTS = Path(__file__).resolve().parents[2] / "book" / "code" / "production_layouts.py"
 _spec = importlib.util.spec_from_file_location("production_layouts", _LAYOUTS)
 production_layouts = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(production_layouts)
