@@ -47,6 +47,8 @@ from pathlib import Path, PurePosixPath
 import nbformat
 import yaml
 
+import myst_reader as myst  # scripts/myst_reader.py: the build's MyST parser (markdown-it-py tokens)
+
 ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
 BUILD = Path(os.environ.get("MHA_BUILD_DIR", ROOT / "_build")).resolve()
@@ -67,15 +69,6 @@ ADMONITIONS = {
 PROOF_KINDS = {"theorem", "lemma", "proposition", "corollary", "definition", "remark",
                "conjecture", "example", "property", "observation", "axiom", "criterion",
                "algorithm", "assumption", "notation"}
-
-ROLE_OR_CODE = re.compile(
-    r"(?P<role>\{(?P<name>[A-Za-z][\w:.-]*)\}`(?P<content>[^`]*)`)"
-    r"|(?P<code>(?P<ticks>`+).+?(?P=ticks))", re.S)
-FENCE_OPEN = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|:{3,})\{(?P<name>[\w:-]+)\}\s*(?P<arg>.*)$")
-PLAIN_FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>[^`]*)$")
-TARGET = re.compile(r"^\s*\(([^()\s]+)\)=\s*$")
-DISPLAY_LABEL = re.compile(r"^\$\$\s*\((?P<label>[^()\s]+)\)\s*$")
-EXPLICIT = re.compile(r"^(?P<title>.*?)\s*<(?P<target>[^<>]+)>$", re.S)
 
 
 class EditionError(RuntimeError):
@@ -152,8 +145,10 @@ class Chapter:
         return f"{stem}.ipynb" if stem in self.chapters and stem != self.stem else None
 
     def reference(self, role: str, content: str) -> str:
-        explicit = EXPLICIT.match(content)
-        title, label = (explicit["title"], explicit["target"]) if explicit else (None, content)
+        from sphinx.util.nodes import split_explicit_title
+
+        explicit, title, label = split_explicit_title(content)   # "Title <label>", as Sphinx reads it
+        title = title if explicit else None
         label = label.strip()
         if role == "doc":
             path = PurePosixPath(label).name + ".html"
@@ -216,51 +211,33 @@ def _escape(text: str) -> str:
 
 
 # =================================================================================================
-# Markdown: roles (inline) and directives (blocks)
+# Markdown: roles (inline) and directives (blocks), read with the build's parser (myst_reader)
 # =================================================================================================
+def _role(role: myst.Role, ch: Chapter) -> str:
+    name, content = role.name, role.content
+    if name in ("glue", "glue:text", "glue:any"):
+        return ch.glued(content)
+    if name in ("cite", "cite:p", "cite:t", "cite:ps", "cite:ts", "cite:alp", "cite:alps"):
+        return ch.citation(content)
+    if name in ("numref", "ref", "eq", "doc", "prf:ref", "term", "any"):
+        return ch.reference(name, content)
+    if name == "math":
+        return f"${content}$"
+    raise EditionError(f"{ch.stem}: the role {{{name}}} has no notebook translation")
+
+
+def _with_roles(text: str, roles: list, ch: Chapter, offset: int = 0) -> str:
+    """`text` (which starts at `offset` of the parsed text) with each role replaced by its text."""
+    parts, at = [], 0
+    for role in roles:
+        parts += [text[at:role.start - offset], _role(role, ch)]
+        at = role.end - offset
+    return "".join(parts) + text[at:]
+
+
 def convert_inline(text: str, ch: Chapter) -> str:
-    def replace(m: re.Match) -> str:
-        if m["code"]:
-            return m["code"]
-        name, content = m["name"], m["content"]
-        if name in ("glue", "glue:text", "glue:any"):
-            return ch.glued(content)
-        if name in ("cite", "cite:p", "cite:t", "cite:ps", "cite:ts", "cite:alp", "cite:alps"):
-            return ch.citation(content)
-        if name in ("numref", "ref", "eq", "doc", "prf:ref", "term", "any"):
-            return ch.reference(name, content)
-        if name == "math":
-            return f"${content}$"
-        raise EditionError(f"{ch.stem}: the role {{{name}}} has no notebook translation")
-
-    return ROLE_OR_CODE.sub(replace, text)
-
-
-def _split_options(body: list[str]) -> tuple[dict, list[str]]:
-    """A directive's options (``:key: value`` lines or a ``---`` YAML block) and its content."""
-    options: dict = {}
-    if body and body[0].strip() == "---":
-        end = next((i for i in range(1, len(body)) if body[i].strip() == "---"), None)
-        if end is None:
-            raise EditionError("a directive's YAML options block is not closed")
-        options = yaml.safe_load("\n".join(body[1:end])) or {}
-        return options, body[end + 1:]
-    i = 0
-    while i < len(body) and re.match(r"^\s*:[\w-]+:", body[i]):
-        key, _, value = body[i].strip()[1:].partition(":")
-        options[key] = value.strip()
-        i += 1
-    return options, body[i:]
-
-
-def _closing(lines: list[str], start: int, fence: str) -> int:
-    """Index of the line that closes a fence opened just before `start`."""
-    char, width = fence[0], len(fence)
-    for i in range(start, len(lines)):
-        stripped = lines[i].strip()
-        if stripped and set(stripped) == {char} and len(stripped) >= width:
-            return i
-    raise EditionError(f"a {fence} fence is never closed")
+    """Inline MyST (a title, a directive's argument) -> Markdown: roles replaced, the rest kept."""
+    return _with_roles(text, myst.roles(text, inline=True), ch)
 
 
 def _box(kind: str, title: str, body: str) -> str:
@@ -283,21 +260,21 @@ def _literal_include(arg: str, options: dict, ch: Chapter) -> str:
     return f"```{language}\n{text.rstrip()}\n```"
 
 
-def _directive(name: str, arg: str, body: list[str], ch: Chapter) -> str:
-    options, content = _split_options(body)
+def _directive(d: myst.Directive, ch: Chapter) -> str:
+    name, arg, options, content = d.name, d.argument, d.options, d.body
     inner = lambda: convert_markdown("\n".join(content), ch)  # noqa: E731
     classes = str(options.get("class", "")).split()
     if name in ADMONITIONS:
-        title = convert_inline(arg.strip(), ch) if arg.strip() else name.capitalize()
+        title = convert_inline(arg, ch) if arg else name.capitalize()
         if "dropdown" in classes:
             return _details(title, inner())
         kind = next((ADMONITIONS[c] for c in classes if c in ADMONITIONS), ADMONITIONS[name])
         return _box(kind, title, inner())
     if name == "dropdown":
-        return _details(convert_inline(arg.strip(), ch) or "Details", inner())
+        return _details(convert_inline(arg, ch) or "Details", inner())
     if name == "exercise":
         label = options.get("label", "")
-        fallback = f"Exercise ({arg.strip()})" if arg.strip() else "Exercise"
+        fallback = f"Exercise ({arg})" if arg else "Exercise"
         title = ch.title_of(label, fallback)
         ch.exercise_titles[label] = title
         return _box("info", _escape(title), inner())
@@ -307,7 +284,7 @@ def _directive(name: str, arg: str, body: list[str], ch: Chapter) -> str:
             return f"<div>\n\n*Proof.* {inner()} ∎\n\n</div>"
         if kind not in PROOF_KINDS:
             raise EditionError(f"{ch.stem}: the directive {{{name}}} has no notebook translation")
-        fallback = kind.capitalize() + (f" ({arg.strip()})" if arg.strip() else "")
+        fallback = kind.capitalize() + (f" ({arg})" if arg else "")
         title = ch.title_of(options.get("label", ""), fallback)
         return _box("info", _escape(title), inner())
     if name == "literalinclude":
@@ -318,62 +295,82 @@ def _directive(name: str, arg: str, body: list[str], ch: Chapter) -> str:
         math = "\n".join(content).strip()
         return "$$\n" + math + (f"\n\\tag{{{tag}}}" if tag else "") + "\n$$"
     if name in ("code-block", "code", "sourcecode"):
-        return f"```{arg.strip()}\n" + "\n".join(content) + "\n```"
+        return f"```{arg}\n" + "\n".join(content) + "\n```"
     if name == "bibliography":
         return ""
     raise EditionError(f"{ch.stem}: the directive {{{name}}} has no notebook translation")
 
 
+def _display_math(block: myst.Block, lines: list[str], ch: Chapter) -> str:
+    """``$$ ... $$`` as written; with a label, the site's number as ``\\tag{n}``."""
+    source = lines[block.start:block.end]
+    if not block.label:
+        return "\n".join(source)
+    tag = ch.title_of(f"equation-{block.label}", "").strip("()")
+    if not tag:
+        raise EditionError(f"{ch.stem}: equation {block.label} has no number on the page")
+    if len(source) > 1 and source[0].strip() == "$$":
+        body = source[:-1]                             # the closing "$$ (label)" line goes
+    else:
+        body = ["$$", block.token.content.strip()]
+    return "\n".join(body + [f"\\tag{{{tag}}}", "$$"])
+
+
 def convert_markdown(text: str, ch: Chapter) -> str:
-    """MyST Markdown -> CommonMark with HTML that JupyterLab renders."""
+    """MyST Markdown -> CommonMark with HTML that JupyterLab renders.
+
+    Prose keeps its source lines, with roles replaced; ``(label)=`` targets and ``%`` comments
+    go; directives, code fences and display math become blocks of their own.
+    """
     lines = text.split("\n")
+    tokens = myst.parse(text)
+    skipped: set[int] = set()
+    blocks: dict[int, myst.Block] = {}
+    for block in myst.blocks(text, tokens):
+        if block.kind in ("target", "comment"):
+            skipped.update(range(block.start, block.end))
+        elif block.kind == "div" or (block.level and (block.kind == "directive" or block.label)):
+            what = block.directive.name if block.directive else "a ::: block or labelled equation"
+            raise EditionError(f"{ch.stem}: {what} at line {block.start + 1} of a Markdown cell "
+                               "(inside a list or quote, or a plain ::: block) has no notebook translation")
+        elif not block.level and block.kind in ("directive", "code", "math"):
+            blocks[block.start] = block
+    roles = myst.roles(text, tokens)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
     out: list[str] = []
-    prose: list[str] = []
-    i = 0
+    prose: list[tuple[int, int]] = []              # runs of consecutive prose lines [a, b)
 
     def flush():
-        if prose:
-            out.append(convert_inline("\n".join(prose), ch))
-            prose.clear()
+        runs = []
+        for a, b in prose:
+            first, stop = starts[a], starts[b] - 1
+            runs.append(_with_roles(text[first:stop],
+                                    [r for r in roles if first <= r.start < stop], ch, first))
+        if runs:
+            out.append("\n".join(runs))
+        prose.clear()
 
+    i = 0
     while i < len(lines):
-        line = lines[i]
-        directive = FENCE_OPEN.match(line)
-        plain = PLAIN_FENCE.match(line)
-        label = DISPLAY_LABEL.match(line.strip())
-        if TARGET.match(line) or re.match(r"^\s*%", line):
-            i += 1                                         # (label)= targets and % comments
-        elif directive:
+        block = blocks.get(i)
+        if i in skipped:
+            i += 1
+        elif block is not None:
             flush()
-            end = _closing(lines, i + 1, directive["fence"])
-            out.append(_directive(directive["name"], directive["arg"], lines[i + 1:end], ch))
-            i = end + 1
-        elif plain and not line.strip().startswith(":"):
-            flush()
-            end = _closing(lines, i + 1, plain["fence"])
-            out.append("\n".join(lines[i:end + 1]))
-            i = end + 1
-        elif line.strip() == "$$" or (line.strip().startswith("$$") and not label):
-            flush()
-            # display math: $$ ... $$ (label)  ->  $$ ... \tag{n} $$
-            start = i
-            if line.strip() != "$$" and line.strip().endswith("$$") and len(line.strip()) > 4:
-                end = i                                    # $$ x $$ on one line
+            if block.kind == "directive":
+                out.append(_directive(block.directive, ch))
+            elif block.kind == "math":
+                out.append(_display_math(block, lines, ch))
             else:
-                end = next((j for j in range(i + 1, len(lines)) if lines[j].strip().startswith("$$")), None)
-                if end is None:
-                    raise EditionError(f"{ch.stem}: a $$ block is never closed")
-            closing = DISPLAY_LABEL.match(lines[end].strip()) if end > start else None
-            block = lines[start:end + 1]
-            if closing:
-                tag = ch.title_of(f"equation-{closing['label']}", "").strip("()")
-                if not tag:
-                    raise EditionError(f"{ch.stem}: equation {closing['label']} has no number on the page")
-                block = block[:-1] + [f"\\tag{{{tag}}}", "$$"]
-            out.append("\n".join(block))
-            i = end + 1
+                out.append("\n".join(lines[block.start:block.end]))   # a code fence, as written
+            i = block.end
         else:
-            prose.append(line)
+            if prose and prose[-1][1] == i:
+                prose[-1] = (prose[-1][0], i + 1)
+            else:
+                prose.append((i, i + 1))
             i += 1
     flush()
     return re.sub(r"\n{3,}", "\n\n", "\n\n".join(part.strip("\n") for part in out if part.strip())).strip()
@@ -382,30 +379,20 @@ def convert_markdown(text: str, ch: Chapter) -> str:
 # =================================================================================================
 # Cells
 # =================================================================================================
-SOLUTION_START = re.compile(r"^(?P<fence>`{3,}|:{3,})\{solution-start\}\s*(?P<label>\S+)\s*$")
-SOLUTION_END = re.compile(r"^(?P<fence>`{3,}|:{3,})\{solution-end\}\s*$")
-
-
 def _split_solution_markers(text: str):
     """Yield ("text", str), ("start", label) and ("end", None) pieces of a Markdown cell."""
     lines = text.split("\n")
-    buffer: list[str] = []
-    i = 0
-    while i < len(lines):
-        start, end = SOLUTION_START.match(lines[i].strip()), SOLUTION_END.match(lines[i].strip())
-        if start or end:
-            if buffer:
-                yield "text", "\n".join(buffer)
-                buffer = []
-            fence = (start or end)["fence"]
-            close = _closing(lines, i + 1, fence)
-            yield ("start", start["label"]) if start else ("end", None)
-            i = close + 1
-        else:
-            buffer.append(lines[i])
-            i += 1
-    if buffer:
-        yield "text", "\n".join(buffer)
+    at = 0
+    for block in myst.blocks(text):
+        name = block.directive.name if block.directive and not block.level else ""
+        if name not in ("solution-start", "solution-end"):
+            continue
+        if block.start > at:
+            yield "text", "\n".join(lines[at:block.start])
+        yield ("start", block.directive.argument) if name == "solution-start" else ("end", None)
+        at = block.end
+    if at < len(lines):
+        yield "text", "\n".join(lines[at:])
 
 
 def _code_metadata(cell) -> dict:
