@@ -45,7 +45,6 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 import nbformat
-import yaml
 
 import myst_reader as myst  # scripts/myst_reader.py: the build's MyST parser (markdown-it-py tokens)
 
@@ -527,20 +526,24 @@ def build_notebook(stem: str, chapters: list[str]) -> nbformat.NotebookNode:
 # The whole edition
 # =================================================================================================
 def toc_files() -> list[str]:
-    """Every page of _toc.yml in order (the root, chapters, parts, sections), without suffix."""
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    files = [toc["root"]]
+    """Every page of _toc.yml in order (the root, chapters, parts, sections), without suffix.
 
-    def walk(entries):
-        for entry in entries or []:
-            if "file" in entry:
-                files.append(entry["file"])
-            walk(entry.get("sections"))
-            walk(entry.get("chapters"))
+    _toc.yml is read with sphinx-external-toc, as Jupyter Book's build reads it.
+    """
+    from sphinx_external_toc.api import FileItem
+    from sphinx_external_toc.parsing import parse_toc_yaml
 
-    walk(toc.get("chapters"))
-    for part in toc.get("parts", []):
-        walk(part.get("chapters"))
+    site = parse_toc_yaml(ROOT / "_toc.yml")
+    files: list[str] = []
+
+    def walk(docname: str):
+        files.append(docname)
+        for tree in site[docname].subtrees:
+            for item in tree.items:
+                if isinstance(item, FileItem):         # not a glob or a URL
+                    walk(str(item))
+
+    walk(site.root.docname)
     return files
 
 
