@@ -433,7 +433,78 @@ def _figure_caption(cell, ch: Chapter) -> str | None:
     return f"**{number}** {text}" if number else text
 
 
-def build_notebook(stem: str, chapters: list[str]) -> nbformat.NotebookNode:
+def _outline(cells: list, stem: str):
+    """The chapter's cells cut at the solution markers: the solution state machine, alone.
+
+    Yields, in order, ``("code", cell, index)`` (index: the cell's place among the chapter's code
+    cells) and ``("markdown", text)`` for what is outside a solution, and, where a solution
+    closes, ``("solution", label, pieces)`` with the code and markdown pieces inside it.
+    """
+    solution: list | None = None
+    label = ""
+    code_index = 0
+    for cell in cells:
+        if cell.cell_type == "code":
+            piece = ("code", cell, code_index)
+            code_index += 1
+            if solution is None:
+                yield piece
+            else:
+                solution.append(piece)
+            continue
+        if cell.cell_type != "markdown":
+            continue
+        for kind, value in _split_solution_markers(cell.source):
+            if kind == "start":
+                if solution is not None:
+                    raise EditionError(f"{stem}: solution {value} starts inside another solution")
+                solution, label = [], value
+            elif kind == "end":
+                if solution is None:
+                    raise EditionError(f"{stem}: a solution-end without a solution-start")
+                yield "solution", label, solution
+                solution = None
+            elif solution is not None:
+                solution.append(("markdown", value))
+            else:
+                yield "markdown", value
+    if solution is not None:
+        raise EditionError(f"{stem}: solution {label} is never closed")
+
+
+def _markdown_cells(text: str) -> list:
+    text = text.strip()
+    return [nbformat.v4.new_markdown_cell(text)] if text else []
+
+
+def _code_cells(cell, executed_cell, ch: Chapter) -> list:
+    """A code cell with the site's outputs (and its figure's caption as a Markdown cell)."""
+    new = nbformat.v4.new_code_cell(cell.source, metadata=_code_metadata(cell))
+    new.outputs = _site_outputs(executed_cell)
+    new.execution_count = None
+    for output in new.outputs:
+        if "execution_count" in output:
+            output["execution_count"] = None
+    return [new, *_markdown_cells(_figure_caption(cell, ch) or "")]
+
+
+def _solution_text(label: str, pieces: list, ch: Chapter) -> str:
+    """A solution as one closed <details> block: its code is shown, never run."""
+    parts = []
+    for kind, value, *_ in pieces:
+        if kind == "markdown":
+            parts.append(convert_markdown(value, ch))
+        elif "remove-cell" not in value.metadata.get("tags", []):
+            # its remove-cell cells (glue for the solution's prose, hidden on the site too) go
+            parts.append(f"```python\n{value.source.strip()}\n```")
+    exercise = ch.exercise_titles.get(label)
+    if exercise is None:
+        raise EditionError(f"{ch.stem}: solution to {label!r} comes before its exercise")
+    return _details(_escape(f"Solution to {exercise}"), "\n\n".join(parts))
+
+
+def _read_chapter(stem: str, chapters: list[str]):
+    """The chapter's context, its source notebook (jupytext) and its executed code cells."""
     import jupytext
 
     source = BOOK / f"{stem}.md"
@@ -453,59 +524,20 @@ def build_notebook(stem: str, chapters: list[str]) -> nbformat.NotebookNode:
     if [c.source for c in source_code] != [c.source for c in executed_code]:
         raise EditionError(f"{stem}: the executed chapter in _build does not match {source.name}: "
                            "rebuild the site (make site)")
+    return ch, nb, executed_code
 
+
+def build_notebook(stem: str, chapters: list[str]) -> nbformat.NotebookNode:
+    ch, nb, executed_code = _read_chapter(stem, chapters)
     cells: list = []
-    solution: list[str] | None = None
-    solution_label = ""
-    code_index = 0
-
-    def markdown(text: str):
-        text = text.strip()
-        if text:
-            cells.append(nbformat.v4.new_markdown_cell(text))
-
-    for cell in nb.cells:
-        if cell.cell_type == "code":
-            executed_cell = executed_code[code_index]
-            code_index += 1
-            if solution is not None:
-                # a solution's code is shown, never run; its remove-cell cells (glue for the
-                # solution's prose, hidden on the site too) are left out
-                if "remove-cell" not in cell.metadata.get("tags", []):
-                    solution.append(f"```python\n{cell.source.strip()}\n```")
-                continue
-            new = nbformat.v4.new_code_cell(cell.source, metadata=_code_metadata(cell))
-            new.outputs = _site_outputs(executed_cell)
-            new.execution_count = None
-            for output in new.outputs:
-                if "execution_count" in output:
-                    output["execution_count"] = None
-            cells.append(new)
-            caption = _figure_caption(cell, ch)
-            if caption:
-                markdown(caption)
-            continue
-        if cell.cell_type != "markdown":
-            continue
-        for kind, value in _split_solution_markers(cell.source):
-            if kind == "start":
-                if solution is not None:
-                    raise EditionError(f"{stem}: solution {value} starts inside another solution")
-                solution, solution_label = [], value
-            elif kind == "end":
-                if solution is None:
-                    raise EditionError(f"{stem}: a solution-end without a solution-start")
-                exercise = ch.exercise_titles.get(solution_label)
-                if exercise is None:
-                    raise EditionError(f"{stem}: solution to {solution_label!r} comes before its exercise")
-                markdown(_details(_escape(f"Solution to {exercise}"), "\n\n".join(solution)))
-                solution = None
-            elif solution is not None:
-                solution.append(convert_markdown(value, ch))
-            else:
-                markdown(convert_markdown(value, ch))
-    if solution is not None:
-        raise EditionError(f"{stem}: solution {solution_label} is never closed")
+    for kind, *value in _outline(nb.cells, stem):
+        if kind == "code":
+            cell, index = value
+            cells += _code_cells(cell, executed_code[index], ch)
+        elif kind == "markdown":
+            cells += _markdown_cells(convert_markdown(value[0], ch))
+        else:
+            cells += _markdown_cells(_solution_text(*value, ch))
     if ch.citation_count != len(ch.page.citations):
         raise EditionError(f"{stem}: {ch.citation_count} citations in the source, "
                            f"{len(ch.page.citations)} on the built page")
