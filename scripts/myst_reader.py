@@ -273,9 +273,13 @@ def roles(text: str, tokens: list | None = None, inline: bool = False) -> list[R
     lines = _Lines(text)
     found = []
     for index, token in enumerate(tokens):
-        if token.type != "inline" or not any(c.type == "myst_role" for c in token.children or []):
+        if token.type != "inline":
             continue
         in_cell = index > 0 and tokens[index - 1].type in ("th_open", "td_open")
+        if not in_cell and not any(c.type == "myst_role" for c in token.children or []):
+            continue                               # (every cell is placed: the next starts after it)
+        if token.map is None:
+            raise MystError(f"inline text without a line map: {token.content!r}")
         pieces = token.content.split("\n")
         piece_starts, offset = [], 0
         for piece in pieces:
