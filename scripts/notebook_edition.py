@@ -7,7 +7,8 @@ code blocks, solutions in plain view), and saving them would rewrite the book's 
 Binder and ``make lab`` open a generated copy instead, made from three things the site build
 leaves behind:
 
-* the chapter's source, read with jupytext: the cells, in order;
+* the chapter's source, read with jupytext: the cells, in order (their Markdown is read with
+  ``scripts/myst_reader.py``, the build's own MyST parser);
 * the executed chapter, ``_build/jupyter_execute/book/NN_slug.ipynb``, and its glue data
   (``NN_slug.glue.json``): the outputs as the site shows them and every glued value;
 * the built page, ``_build/html/book/NN_slug.html``: the numbers the site gives figures,
