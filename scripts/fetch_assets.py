@@ -12,9 +12,9 @@ unpacks only the files the site loads at run time:
   accessibility components (plus English speech rules) that its context menu can load.
 * ``requirejs/require.js``.
 * ``html-manager/``: ``embed-amd.js`` (one bundle, no chunks), the Font Awesome woff2 fonts its
-  CSS asks for, and ``offline-setup.js`` (written here, not from npm), which configures
-  RequireJS so the fonts resolve to this folder (otherwise to the page's folder: 404) and
-  translates ipywidgets' MathJax 2 call (``MathJax.Hub.Queue``) to MathJax 3.
+  CSS asks for, and ``offline-setup.js`` (not from npm: a copy of ``_ext/offline-setup.js``),
+  which configures RequireJS so the fonts resolve to this folder (otherwise to the page's
+  folder: 404) and translates ipywidgets' MathJax 2 call (``MathJax.Hub.Queue``) to MathJax 3.
 
 It is idempotent: when ``_assets/.manifest.json`` already records the pinned versions and every
 file is present with its recorded sha256, it does nothing but print the total size (~0.3 s).
@@ -45,61 +45,24 @@ MANIFEST = ASSETS / ".manifest.json"  # a dotfile: Sphinx does not copy it into 
 CACHE = Path(os.environ.get("MHA_ASSETS_CACHE", Path.home() / ".cache" / "mha-book-assets"))
 SCHEMA = 1
 
+# Not from npm: the manager's settings for a site with no CDN, a file of this repository that is
+# copied next to the manager. Loaded (see _config.yml) after require.js and before embed-amd.js,
+# from _static/html-manager/: it finds the fonts' folder from its own URL. It is not kept in
+# _ext/static/, which the build copies into _static/ as it is (a second, misplaced copy).
+OFFLINE_SETUP_JS = ROOT / "_ext" / "offline-setup.js"
+
 # name, version, SRI integrity of the registry tarball, destination folder under _assets/,
-# and (pattern inside the tarball -> path under the destination) rules; first match wins.
+# (pattern inside the tarball -> path under the destination) rules, first match wins, and
+# "local" files of this repository copied in (destination path -> source).
 # Patterns are fnmatch globs ("*" also crosses "/"); a rule's destination ending in "/"
 # keeps the part of the path that follows the pattern's fixed prefix.
-# Not from npm: the manager's settings for a site with no CDN. Loaded (see _config.yml) after
-# require.js and before embed-amd.js.
-OFFLINE_SETUP_JS = r"""/* Written by scripts/fetch_assets.py. Settings for the ipywidgets HTML manager on a site
-   that serves it itself. Load after require.js and before embed-amd.js. */
-(function () {
-  var script = document.currentScript;
-  if (!script || !script.src) return;
-  var here = script.src.split(/[?#]/)[0].replace(/[^\/]*$/, "");  // .../_static/html-manager/
-  if (window.requirejs) {
-    window.requirejs.config({
-      // Modules the bundle does not hold (third-party widgets) resolve against _static/ with
-      // data-jupyter-widgets-cdn="widget-modules/": on this site, never a CDN.
-      baseUrl: here + "../",
-      // The bundle's CSS (Font Awesome fonts) resolves against the AMD module's URL, by
-      // default <page folder>/@jupyter-widgets/html-manager/dist/: map that to this folder.
-      // (window.__jupyter_widgets_assets_path__ is set too late to affect that CSS.)
-      paths: { "@jupyter-widgets/html-manager/dist": here.replace(/\/$/, "") }
-    });
-  }
-  // ipywidgets typesets labels with the MathJax 2 API (MathJax.Hub.Queue); the site runs
-  // MathJax 3, where that call throws. Translate it once MathJax 3 has started.
-  function typeset(MJ, el) {
-    MJ.startup.promise
-      .then(function () { return MJ.typesetPromise(el ? [el] : undefined); })
-      .catch(function (err) { console.warn("MathJax could not typeset a widget label", err); });
-  }
-  function shim() {
-    var MJ = window.MathJax;
-    if (!MJ || MJ.Hub || !MJ.startup || !MJ.typesetPromise) return;
-    MJ.Hub = {
-      Queue: function () {
-        for (var i = 0; i < arguments.length; i++) {
-          var job = arguments[i];
-          if (Array.isArray(job) && job[0] === "Typeset") typeset(MJ, job[2]);
-        }
-      }
-    };
-  }
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", shim);
-  else shim();
-  window.addEventListener("load", shim);
-})();
-"""
-
 PACKAGES = [
     {
         "name": "mathjax",
         "version": "3.2.2",
         "integrity": "sha512-Bt+SSVU8eBG27zChVewOicYs7Xsdt40qm4+UpHyX7k0/O9NliPc+x77k1/FEsPsjKPZGJvtRZM1vO+geW0OhGw==",
         "dest": "mathjax",
-        "generated": {},
+        "local": {},
         "exclude": ["package/es5/input/tex/extensions/all-packages.js"],
         "keep": [
             ("package/LICENSE", "LICENSE"),
@@ -117,7 +80,7 @@ PACKAGES = [
         "version": "2.3.8",
         "integrity": "sha512-7/cTSLOdYkNBNJcDMWf+luFvMriVm7eYxp4BcFCsAX0wF421Vyce5SXP17c+Jd5otXKGNehIonFlyQXSowL6Mw==",
         "dest": "requirejs",
-        "generated": {},
+        "local": {},
         "exclude": [],
         "keep": [("package/require.js", "require.js")],
     },
@@ -127,7 +90,7 @@ PACKAGES = [
         "version": "1.0.15",
         "integrity": "sha512-5thBIV6ymNgmPVOHvzx+gGy8ZSKmSazhtGw4/c4xJDVzRhG9PTeQsRjF3FUTopvFi//SABeNz1yp47bCrJ3CQA==",
         "dest": "html-manager",
-        "generated": {"offline-setup.js": OFFLINE_SETUP_JS},
+        "local": {"offline-setup.js": OFFLINE_SETUP_JS},
         "exclude": [],
         "keep": [
             ("package/dist/embed-amd.js", "embed-amd.js"),
@@ -147,7 +110,7 @@ PACKAGES = [
         "version": "1.0.15",
         "integrity": "sha512-5thBIV6ymNgmPVOHvzx+gGy8ZSKmSazhtGw4/c4xJDVzRhG9PTeQsRjF3FUTopvFi//SABeNz1yp47bCrJ3CQA==",
         "dest": "@jupyter-widgets/html-manager/dist",
-        "generated": {},
+        "local": {},
         "exclude": [],
         "keep": [("package/dist/*.woff2", "./")],
     },
@@ -240,11 +203,11 @@ def extract(pkg: dict, tarball: Path, dest: Path) -> dict[str, dict]:
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_bytes(data)
             files[rel] = {"size": len(data), "sha256": sha256_bytes(data)}
-    for rel, text in pkg["generated"].items():
-        data = text.encode()
+    for rel, source in pkg["local"].items():
+        data = source.read_bytes()
         (dest / rel).parent.mkdir(parents=True, exist_ok=True)
         (dest / rel).write_bytes(data)
-        files[rel] = {"size": len(data), "sha256": sha256_bytes(data), "generated": True}
+        files[rel] = {"size": len(data), "sha256": sha256_bytes(data), "local": True}
     # every rule must have matched something, or the pin moved under us
     for pattern, _ in pkg["keep"]:
         with tarfile.open(tarball, "r:gz") as tar:
@@ -270,9 +233,9 @@ def up_to_date(manifest: dict | None) -> bool:
             return False
         if rec.get("keep") != [list(k) for k in pkg["keep"]] or rec.get("exclude") != pkg["exclude"]:
             return False
-        for rel, text in pkg["generated"].items():
+        for rel, source in pkg["local"].items():
             meta = rec["files"].get(rel)
-            if not meta or meta["sha256"] != sha256_bytes(text.encode()):
+            if not meta or meta["sha256"] != sha256_bytes(source.read_bytes()):
                 return False
         for rel, meta in rec["files"].items():
             path = ASSETS / pkg["dest"] / rel

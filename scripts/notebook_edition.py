@@ -7,7 +7,8 @@ code blocks, solutions in plain view), and saving them would rewrite the book's 
 Binder and ``make lab`` open a generated copy instead, made from three things the site build
 leaves behind:
 
-* the chapter's source, read with jupytext: the cells, in order;
+* the chapter's source, read with jupytext: the cells, in order (their Markdown is read with
+  ``scripts/myst_reader.py``, the build's own MyST parser);
 * the executed chapter, ``_build/jupyter_execute/book/NN_slug.ipynb``, and its glue data
   (``NN_slug.glue.json``): the outputs as the site shows them and every glued value;
 * the built page, ``_build/html/book/NN_slug.html``: the numbers the site gives figures,
@@ -45,7 +46,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 import nbformat
-import yaml
+
+import myst_reader as myst  # scripts/myst_reader.py: the build's MyST parser (markdown-it-py tokens)
 
 ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
@@ -67,15 +69,6 @@ ADMONITIONS = {
 PROOF_KINDS = {"theorem", "lemma", "proposition", "corollary", "definition", "remark",
                "conjecture", "example", "property", "observation", "axiom", "criterion",
                "algorithm", "assumption", "notation"}
-
-ROLE_OR_CODE = re.compile(
-    r"(?P<role>\{(?P<name>[A-Za-z][\w:.-]*)\}`(?P<content>[^`]*)`)"
-    r"|(?P<code>(?P<ticks>`+).+?(?P=ticks))", re.S)
-FENCE_OPEN = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|:{3,})\{(?P<name>[\w:-]+)\}\s*(?P<arg>.*)$")
-PLAIN_FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>[^`]*)$")
-TARGET = re.compile(r"^\s*\(([^()\s]+)\)=\s*$")
-DISPLAY_LABEL = re.compile(r"^\$\$\s*\((?P<label>[^()\s]+)\)\s*$")
-EXPLICIT = re.compile(r"^(?P<title>.*?)\s*<(?P<target>[^<>]+)>$", re.S)
 
 
 class EditionError(RuntimeError):
@@ -152,8 +145,10 @@ class Chapter:
         return f"{stem}.ipynb" if stem in self.chapters and stem != self.stem else None
 
     def reference(self, role: str, content: str) -> str:
-        explicit = EXPLICIT.match(content)
-        title, label = (explicit["title"], explicit["target"]) if explicit else (None, content)
+        from sphinx.util.nodes import split_explicit_title
+
+        explicit, title, label = split_explicit_title(content)   # "Title <label>", as Sphinx reads it
+        title = title if explicit else None
         label = label.strip()
         if role == "doc":
             path = PurePosixPath(label).name + ".html"
@@ -216,51 +211,33 @@ def _escape(text: str) -> str:
 
 
 # =================================================================================================
-# Markdown: roles (inline) and directives (blocks)
+# Markdown: roles (inline) and directives (blocks), read with the build's parser (myst_reader)
 # =================================================================================================
+def _role(role: myst.Role, ch: Chapter) -> str:
+    name, content = role.name, role.content
+    if name in ("glue", "glue:text", "glue:any"):
+        return ch.glued(content)
+    if name in ("cite", "cite:p", "cite:t", "cite:ps", "cite:ts", "cite:alp", "cite:alps"):
+        return ch.citation(content)
+    if name in ("numref", "ref", "eq", "doc", "prf:ref", "term", "any"):
+        return ch.reference(name, content)
+    if name == "math":
+        return f"${content}$"
+    raise EditionError(f"{ch.stem}: the role {{{name}}} has no notebook translation")
+
+
+def _with_roles(text: str, roles: list, ch: Chapter, offset: int = 0) -> str:
+    """`text` (which starts at `offset` of the parsed text) with each role replaced by its text."""
+    parts, at = [], 0
+    for role in roles:
+        parts += [text[at:role.start - offset], _role(role, ch)]
+        at = role.end - offset
+    return "".join(parts) + text[at:]
+
+
 def convert_inline(text: str, ch: Chapter) -> str:
-    def replace(m: re.Match) -> str:
-        if m["code"]:
-            return m["code"]
-        name, content = m["name"], m["content"]
-        if name in ("glue", "glue:text", "glue:any"):
-            return ch.glued(content)
-        if name in ("cite", "cite:p", "cite:t", "cite:ps", "cite:ts", "cite:alp", "cite:alps"):
-            return ch.citation(content)
-        if name in ("numref", "ref", "eq", "doc", "prf:ref", "term", "any"):
-            return ch.reference(name, content)
-        if name == "math":
-            return f"${content}$"
-        raise EditionError(f"{ch.stem}: the role {{{name}}} has no notebook translation")
-
-    return ROLE_OR_CODE.sub(replace, text)
-
-
-def _split_options(body: list[str]) -> tuple[dict, list[str]]:
-    """A directive's options (``:key: value`` lines or a ``---`` YAML block) and its content."""
-    options: dict = {}
-    if body and body[0].strip() == "---":
-        end = next((i for i in range(1, len(body)) if body[i].strip() == "---"), None)
-        if end is None:
-            raise EditionError("a directive's YAML options block is not closed")
-        options = yaml.safe_load("\n".join(body[1:end])) or {}
-        return options, body[end + 1:]
-    i = 0
-    while i < len(body) and re.match(r"^\s*:[\w-]+:", body[i]):
-        key, _, value = body[i].strip()[1:].partition(":")
-        options[key] = value.strip()
-        i += 1
-    return options, body[i:]
-
-
-def _closing(lines: list[str], start: int, fence: str) -> int:
-    """Index of the line that closes a fence opened just before `start`."""
-    char, width = fence[0], len(fence)
-    for i in range(start, len(lines)):
-        stripped = lines[i].strip()
-        if stripped and set(stripped) == {char} and len(stripped) >= width:
-            return i
-    raise EditionError(f"a {fence} fence is never closed")
+    """Inline MyST (a title, a directive's argument) -> Markdown: roles replaced, the rest kept."""
+    return _with_roles(text, myst.roles(text, inline=True), ch)
 
 
 def _box(kind: str, title: str, body: str) -> str:
@@ -283,21 +260,21 @@ def _literal_include(arg: str, options: dict, ch: Chapter) -> str:
     return f"```{language}\n{text.rstrip()}\n```"
 
 
-def _directive(name: str, arg: str, body: list[str], ch: Chapter) -> str:
-    options, content = _split_options(body)
+def _directive(d: myst.Directive, ch: Chapter) -> str:
+    name, arg, options, content = d.name, d.argument, d.options, d.body
     inner = lambda: convert_markdown("\n".join(content), ch)  # noqa: E731
     classes = str(options.get("class", "")).split()
     if name in ADMONITIONS:
-        title = convert_inline(arg.strip(), ch) if arg.strip() else name.capitalize()
+        title = convert_inline(arg, ch) if arg else name.capitalize()
         if "dropdown" in classes:
             return _details(title, inner())
         kind = next((ADMONITIONS[c] for c in classes if c in ADMONITIONS), ADMONITIONS[name])
         return _box(kind, title, inner())
     if name == "dropdown":
-        return _details(convert_inline(arg.strip(), ch) or "Details", inner())
+        return _details(convert_inline(arg, ch) or "Details", inner())
     if name == "exercise":
         label = options.get("label", "")
-        fallback = f"Exercise ({arg.strip()})" if arg.strip() else "Exercise"
+        fallback = f"Exercise ({arg})" if arg else "Exercise"
         title = ch.title_of(label, fallback)
         ch.exercise_titles[label] = title
         return _box("info", _escape(title), inner())
@@ -307,7 +284,7 @@ def _directive(name: str, arg: str, body: list[str], ch: Chapter) -> str:
             return f"<div>\n\n*Proof.* {inner()} ∎\n\n</div>"
         if kind not in PROOF_KINDS:
             raise EditionError(f"{ch.stem}: the directive {{{name}}} has no notebook translation")
-        fallback = kind.capitalize() + (f" ({arg.strip()})" if arg.strip() else "")
+        fallback = kind.capitalize() + (f" ({arg})" if arg else "")
         title = ch.title_of(options.get("label", ""), fallback)
         return _box("info", _escape(title), inner())
     if name == "literalinclude":
@@ -318,62 +295,82 @@ def _directive(name: str, arg: str, body: list[str], ch: Chapter) -> str:
         math = "\n".join(content).strip()
         return "$$\n" + math + (f"\n\\tag{{{tag}}}" if tag else "") + "\n$$"
     if name in ("code-block", "code", "sourcecode"):
-        return f"```{arg.strip()}\n" + "\n".join(content) + "\n```"
+        return f"```{arg}\n" + "\n".join(content) + "\n```"
     if name == "bibliography":
         return ""
     raise EditionError(f"{ch.stem}: the directive {{{name}}} has no notebook translation")
 
 
+def _display_math(block: myst.Block, lines: list[str], ch: Chapter) -> str:
+    """``$$ ... $$`` as written; with a label, the site's number as ``\\tag{n}``."""
+    source = lines[block.start:block.end]
+    if not block.label:
+        return "\n".join(source)
+    tag = ch.title_of(f"equation-{block.label}", "").strip("()")
+    if not tag:
+        raise EditionError(f"{ch.stem}: equation {block.label} has no number on the page")
+    if len(source) > 1 and source[0].strip() == "$$":
+        body = source[:-1]                             # the closing "$$ (label)" line goes
+    else:
+        body = ["$$", block.token.content.strip()]
+    return "\n".join(body + [f"\\tag{{{tag}}}", "$$"])
+
+
 def convert_markdown(text: str, ch: Chapter) -> str:
-    """MyST Markdown -> CommonMark with HTML that JupyterLab renders."""
+    """MyST Markdown -> CommonMark with HTML that JupyterLab renders.
+
+    Prose keeps its source lines, with roles replaced; ``(label)=`` targets and ``%`` comments
+    go; directives, code fences and display math become blocks of their own.
+    """
     lines = text.split("\n")
+    tokens = myst.parse(text)
+    skipped: set[int] = set()
+    blocks: dict[int, myst.Block] = {}
+    for block in myst.blocks(text, tokens):
+        if block.kind in ("target", "comment"):
+            skipped.update(range(block.start, block.end))
+        elif block.kind == "div" or (block.level and (block.kind == "directive" or block.label)):
+            what = block.directive.name if block.directive else "a ::: block or labelled equation"
+            raise EditionError(f"{ch.stem}: {what} at line {block.start + 1} of a Markdown cell "
+                               "(inside a list or quote, or a plain ::: block) has no notebook translation")
+        elif not block.level and block.kind in ("directive", "code", "math"):
+            blocks[block.start] = block
+    roles = myst.roles(text, tokens)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
     out: list[str] = []
-    prose: list[str] = []
-    i = 0
+    prose: list[tuple[int, int]] = []              # runs of consecutive prose lines [a, b)
 
     def flush():
-        if prose:
-            out.append(convert_inline("\n".join(prose), ch))
-            prose.clear()
+        runs = []
+        for a, b in prose:
+            first, stop = starts[a], starts[b] - 1
+            runs.append(_with_roles(text[first:stop],
+                                    [r for r in roles if first <= r.start < stop], ch, first))
+        if runs:
+            out.append("\n".join(runs))
+        prose.clear()
 
+    i = 0
     while i < len(lines):
-        line = lines[i]
-        directive = FENCE_OPEN.match(line)
-        plain = PLAIN_FENCE.match(line)
-        label = DISPLAY_LABEL.match(line.strip())
-        if TARGET.match(line) or re.match(r"^\s*%", line):
-            i += 1                                         # (label)= targets and % comments
-        elif directive:
+        block = blocks.get(i)
+        if i in skipped:
+            i += 1
+        elif block is not None:
             flush()
-            end = _closing(lines, i + 1, directive["fence"])
-            out.append(_directive(directive["name"], directive["arg"], lines[i + 1:end], ch))
-            i = end + 1
-        elif plain and not line.strip().startswith(":"):
-            flush()
-            end = _closing(lines, i + 1, plain["fence"])
-            out.append("\n".join(lines[i:end + 1]))
-            i = end + 1
-        elif line.strip() == "$$" or (line.strip().startswith("$$") and not label):
-            flush()
-            # display math: $$ ... $$ (label)  ->  $$ ... \tag{n} $$
-            start = i
-            if line.strip() != "$$" and line.strip().endswith("$$") and len(line.strip()) > 4:
-                end = i                                    # $$ x $$ on one line
+            if block.kind == "directive":
+                out.append(_directive(block.directive, ch))
+            elif block.kind == "math":
+                out.append(_display_math(block, lines, ch))
             else:
-                end = next((j for j in range(i + 1, len(lines)) if lines[j].strip().startswith("$$")), None)
-                if end is None:
-                    raise EditionError(f"{ch.stem}: a $$ block is never closed")
-            closing = DISPLAY_LABEL.match(lines[end].strip()) if end > start else None
-            block = lines[start:end + 1]
-            if closing:
-                tag = ch.title_of(f"equation-{closing['label']}", "").strip("()")
-                if not tag:
-                    raise EditionError(f"{ch.stem}: equation {closing['label']} has no number on the page")
-                block = block[:-1] + [f"\\tag{{{tag}}}", "$$"]
-            out.append("\n".join(block))
-            i = end + 1
+                out.append("\n".join(lines[block.start:block.end]))   # a code fence, as written
+            i = block.end
         else:
-            prose.append(line)
+            if prose and prose[-1][1] == i:
+                prose[-1] = (prose[-1][0], i + 1)
+            else:
+                prose.append((i, i + 1))
             i += 1
     flush()
     return re.sub(r"\n{3,}", "\n\n", "\n\n".join(part.strip("\n") for part in out if part.strip())).strip()
@@ -382,30 +379,20 @@ def convert_markdown(text: str, ch: Chapter) -> str:
 # =================================================================================================
 # Cells
 # =================================================================================================
-SOLUTION_START = re.compile(r"^(?P<fence>`{3,}|:{3,})\{solution-start\}\s*(?P<label>\S+)\s*$")
-SOLUTION_END = re.compile(r"^(?P<fence>`{3,}|:{3,})\{solution-end\}\s*$")
-
-
 def _split_solution_markers(text: str):
     """Yield ("text", str), ("start", label) and ("end", None) pieces of a Markdown cell."""
     lines = text.split("\n")
-    buffer: list[str] = []
-    i = 0
-    while i < len(lines):
-        start, end = SOLUTION_START.match(lines[i].strip()), SOLUTION_END.match(lines[i].strip())
-        if start or end:
-            if buffer:
-                yield "text", "\n".join(buffer)
-                buffer = []
-            fence = (start or end)["fence"]
-            close = _closing(lines, i + 1, fence)
-            yield ("start", start["label"]) if start else ("end", None)
-            i = close + 1
-        else:
-            buffer.append(lines[i])
-            i += 1
-    if buffer:
-        yield "text", "\n".join(buffer)
+    at = 0
+    for block in myst.blocks(text):
+        name = block.directive.name if block.directive and not block.level else ""
+        if name not in ("solution-start", "solution-end"):
+            continue
+        if block.start > at:
+            yield "text", "\n".join(lines[at:block.start])
+        yield ("start", block.directive.argument) if name == "solution-start" else ("end", None)
+        at = block.end
+    if at < len(lines):
+        yield "text", "\n".join(lines[at:])
 
 
 def _code_metadata(cell) -> dict:
@@ -447,7 +434,78 @@ def _figure_caption(cell, ch: Chapter) -> str | None:
     return f"**{number}** {text}" if number else text
 
 
-def build_notebook(stem: str, chapters: list[str]) -> nbformat.NotebookNode:
+def _outline(cells: list, stem: str):
+    """The chapter's cells cut at the solution markers: the solution state machine, alone.
+
+    Yields, in order, ``("code", cell, index)`` (index: the cell's place among the chapter's code
+    cells) and ``("markdown", text)`` for what is outside a solution, and, where a solution
+    closes, ``("solution", label, pieces)`` with the code and markdown pieces inside it.
+    """
+    solution: list | None = None
+    label = ""
+    code_index = 0
+    for cell in cells:
+        if cell.cell_type == "code":
+            piece = ("code", cell, code_index)
+            code_index += 1
+            if solution is None:
+                yield piece
+            else:
+                solution.append(piece)
+            continue
+        if cell.cell_type != "markdown":
+            continue
+        for kind, value in _split_solution_markers(cell.source):
+            if kind == "start":
+                if solution is not None:
+                    raise EditionError(f"{stem}: solution {value} starts inside another solution")
+                solution, label = [], value
+            elif kind == "end":
+                if solution is None:
+                    raise EditionError(f"{stem}: a solution-end without a solution-start")
+                yield "solution", label, solution
+                solution = None
+            elif solution is not None:
+                solution.append(("markdown", value))
+            else:
+                yield "markdown", value
+    if solution is not None:
+        raise EditionError(f"{stem}: solution {label} is never closed")
+
+
+def _markdown_cells(text: str) -> list:
+    text = text.strip()
+    return [nbformat.v4.new_markdown_cell(text)] if text else []
+
+
+def _code_cells(cell, executed_cell, ch: Chapter) -> list:
+    """A code cell with the site's outputs (and its figure's caption as a Markdown cell)."""
+    new = nbformat.v4.new_code_cell(cell.source, metadata=_code_metadata(cell))
+    new.outputs = _site_outputs(executed_cell)
+    new.execution_count = None
+    for output in new.outputs:
+        if "execution_count" in output:
+            output["execution_count"] = None
+    return [new, *_markdown_cells(_figure_caption(cell, ch) or "")]
+
+
+def _solution_text(label: str, pieces: list, ch: Chapter) -> str:
+    """A solution as one closed <details> block: its code is shown, never run."""
+    parts = []
+    for kind, value, *_ in pieces:
+        if kind == "markdown":
+            parts.append(convert_markdown(value, ch))
+        elif "remove-cell" not in value.metadata.get("tags", []):
+            # its remove-cell cells (glue for the solution's prose, hidden on the site too) go
+            parts.append(f"```python\n{value.source.strip()}\n```")
+    exercise = ch.exercise_titles.get(label)
+    if exercise is None:
+        raise EditionError(f"{ch.stem}: solution to {label!r} comes before its exercise")
+    return _details(_escape(f"Solution to {exercise}"), "\n\n".join(parts))
+
+
+def _read_chapter(stem: str, chapters: list[str]):
+    """The chapter's context, its source notebook (jupytext) and its executed code cells."""
     import jupytext
 
     source = BOOK / f"{stem}.md"
@@ -467,59 +525,20 @@ def build_notebook(stem: str, chapters: list[str]) -> nbformat.NotebookNode:
     if [c.source for c in source_code] != [c.source for c in executed_code]:
         raise EditionError(f"{stem}: the executed chapter in _build does not match {source.name}: "
                            "rebuild the site (make site)")
+    return ch, nb, executed_code
 
+
+def build_notebook(stem: str, chapters: list[str]) -> nbformat.NotebookNode:
+    ch, nb, executed_code = _read_chapter(stem, chapters)
     cells: list = []
-    solution: list[str] | None = None
-    solution_label = ""
-    code_index = 0
-
-    def markdown(text: str):
-        text = text.strip()
-        if text:
-            cells.append(nbformat.v4.new_markdown_cell(text))
-
-    for cell in nb.cells:
-        if cell.cell_type == "code":
-            executed_cell = executed_code[code_index]
-            code_index += 1
-            if solution is not None:
-                # a solution's code is shown, never run; its remove-cell cells (glue for the
-                # solution's prose, hidden on the site too) are left out
-                if "remove-cell" not in cell.metadata.get("tags", []):
-                    solution.append(f"```python\n{cell.source.strip()}\n```")
-                continue
-            new = nbformat.v4.new_code_cell(cell.source, metadata=_code_metadata(cell))
-            new.outputs = _site_outputs(executed_cell)
-            new.execution_count = None
-            for output in new.outputs:
-                if "execution_count" in output:
-                    output["execution_count"] = None
-            cells.append(new)
-            caption = _figure_caption(cell, ch)
-            if caption:
-                markdown(caption)
-            continue
-        if cell.cell_type != "markdown":
-            continue
-        for kind, value in _split_solution_markers(cell.source):
-            if kind == "start":
-                if solution is not None:
-                    raise EditionError(f"{stem}: solution {value} starts inside another solution")
-                solution, solution_label = [], value
-            elif kind == "end":
-                if solution is None:
-                    raise EditionError(f"{stem}: a solution-end without a solution-start")
-                exercise = ch.exercise_titles.get(solution_label)
-                if exercise is None:
-                    raise EditionError(f"{stem}: solution to {solution_label!r} comes before its exercise")
-                markdown(_details(_escape(f"Solution to {exercise}"), "\n\n".join(solution)))
-                solution = None
-            elif solution is not None:
-                solution.append(convert_markdown(value, ch))
-            else:
-                markdown(convert_markdown(value, ch))
-    if solution is not None:
-        raise EditionError(f"{stem}: solution {solution_label} is never closed")
+    for kind, *value in _outline(nb.cells, stem):
+        if kind == "code":
+            cell, index = value
+            cells += _code_cells(cell, executed_code[index], ch)
+        elif kind == "markdown":
+            cells += _markdown_cells(convert_markdown(value[0], ch))
+        else:
+            cells += _markdown_cells(_solution_text(*value, ch))
     if ch.citation_count != len(ch.page.citations):
         raise EditionError(f"{stem}: {ch.citation_count} citations in the source, "
                            f"{len(ch.page.citations)} on the built page")
@@ -540,20 +559,24 @@ def build_notebook(stem: str, chapters: list[str]) -> nbformat.NotebookNode:
 # The whole edition
 # =================================================================================================
 def toc_files() -> list[str]:
-    """Every page of _toc.yml in order (the root, chapters, parts, sections), without suffix."""
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    files = [toc["root"]]
+    """Every page of _toc.yml in order (the root, chapters, parts, sections), without suffix.
 
-    def walk(entries):
-        for entry in entries or []:
-            if "file" in entry:
-                files.append(entry["file"])
-            walk(entry.get("sections"))
-            walk(entry.get("chapters"))
+    _toc.yml is read with sphinx-external-toc, as Jupyter Book's build reads it.
+    """
+    from sphinx_external_toc.api import FileItem
+    from sphinx_external_toc.parsing import parse_toc_yaml
 
-    walk(toc.get("chapters"))
-    for part in toc.get("parts", []):
-        walk(part.get("chapters"))
+    site = parse_toc_yaml(ROOT / "_toc.yml")
+    files: list[str] = []
+
+    def walk(docname: str):
+        files.append(docname)
+        for tree in site[docname].subtrees:
+            for item in tree.items:
+                if isinstance(item, FileItem):         # not a glob or a URL
+                    walk(str(item))
+
+    walk(site.root.docname)
     return files
 
 

@@ -306,13 +306,8 @@ def toc_files() -> list[str]:
 
     The one walker of the table of contents is the notebook edition's (scripts/notebook_edition.py).
     """
-    import sys
+    import notebook_edition  # scripts/ is on pytest's pythonpath (pyproject.toml)
 
-    sys.path.insert(0, str(REPO_ROOT / "scripts"))
-    try:
-        import notebook_edition
-    finally:
-        sys.path.pop(0)
     return notebook_edition.toc_files()
 
 
@@ -370,12 +365,8 @@ def lab_server(tmp_path_factory):
     import sys
     import urllib.request
 
-    sys.path.insert(0, str(REPO_ROOT / "scripts"))
-    try:
-        import lab as lab_script
-        import notebook_edition
-    finally:
-        sys.path.pop(0)
+    import lab as lab_script  # scripts/ is on pytest's pythonpath (pyproject.toml)
+    import notebook_edition
 
     import shutil
 

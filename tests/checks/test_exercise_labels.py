@@ -24,16 +24,13 @@ from pathlib import Path
 import pytest
 
 import mha.checks
+import myst_reader  # scripts/ (on pytest's pythonpath): the build's MyST parser, shared with the edition
+from conftest import toc_files
 
-BOOK = Path(__file__).resolve().parents[2] / "book"
+ROOT = Path(__file__).resolve().parents[2]
+BOOK = ROOT / "book"
 
-_OPEN = re.compile(r"^\s*(?P<fence>`{3,}|:{3,})\s*(?:\{(?P<name>[\w:-]+)\})?\s*(?P<arg>.*?)\s*$")
-_CLOSE = re.compile(r"^\s*(?P<fence>`{3,}|:{3,})\s*$")
-_OPTION = re.compile(r"^\s*:(?P<key>[\w-]+):\s*(?P<value>.*?)\s*$")
-_YAML_OPTION = re.compile(r"^\s*(?P<key>[\w-]+):\s*(?P<value>.*?)\s*$")
 _CHECK_CALL = re.compile(r"""mha\.checks\.check\(\s*(?P<q>["'])(?P<label>[^"'\n]+)(?P=q)""")
-# Blocks whose body is literal text, not Markdown: nothing inside them opens a directive.
-_LITERAL = {None, "code-cell", "code", "code-block", "math", "raw", "literalinclude", "eval-rst"}
 _EXERCISE = {"exercise", "exercise-start", "prf:exercise"}
 
 
@@ -46,65 +43,30 @@ class Event:
 
 
 def parse_events(text: str) -> list[Event]:
-    """The exercise-related events of one MyST Markdown page, in order (lines count from 1)."""
-    lines = text.splitlines()
+    """The exercise-related events of one MyST Markdown page, in order (lines count from 1).
+
+    The page is read by myst_reader (myst-parser's tokens), so only real directives count: a
+    fence inside a code block or a check call in prose is not an event.
+    """
     events: list[Event] = []
-    stack: list[tuple[str, str | None, int]] = []  # open blocks: (fence, directive name, line index)
-    i = 0
-    while i < len(lines):
-        top = stack[-1] if stack else None
-        close = _CLOSE.match(lines[i])
-        if top and close and close["fence"][0] == top[0][0] and len(close["fence"]) >= len(top[0]):
-            _, name, start = stack.pop()
-            if name == "code-cell":
-                events += _check_calls(lines, start + 1, i)
-            i += 1
-            continue
-        opened = None if top and top[1] in _LITERAL else _OPEN.match(lines[i])
-        if opened is None:
-            i += 1
-            continue
-        name = opened["name"]
-        stack.append((opened["fence"], name, i))
-        if name is None:  # a plain code block: ```python, or a bare ```
-            i += 1
-            continue
-        options, after = _read_options(lines, i + 1)
-        if name in _EXERCISE:
-            events.append(Event("exercise", options.get("label", ""), i + 1, options))
-        elif name == "solution-start":
-            events.append(Event("solution-start", opened["arg"], i + 1, options))
-        elif name == "solution-end":
-            events.append(Event("solution-end", "", i + 1, options))
-        i = after
+    for directive in myst_reader.directives(text):
+        line = directive.line + 1
+        if directive.name in _EXERCISE:
+            events.append(Event("exercise", directive.options.get("label", ""), line, directive.options))
+        elif directive.name == "solution-start":
+            events.append(Event("solution-start", directive.argument, line, directive.options))
+        elif directive.name == "solution-end":
+            events.append(Event("solution-end", "", line, directive.options))
+        elif directive.name == "code-cell":
+            events += _check_calls(directive.body, directive.body_line)
     return events
 
 
-def _check_calls(lines, first, stop) -> list[Event]:
-    """``mha.checks.check("<label>", ...)`` calls in lines[first:stop] (one code cell's body)."""
-    body = "\n".join(lines[first:stop])
-    return [Event("check", call["label"], first + 1 + body.count("\n", 0, call.start()))
-            for call in _CHECK_CALL.finditer(body)]
-
-
-def _read_options(lines, i):
-    """Directive options after an opening fence (``:key: value`` lines or a ``---`` YAML block)."""
-    options = {}
-    if i < len(lines) and lines[i].strip() == "---":
-        j = i + 1
-        while j < len(lines) and lines[j].strip() != "---":
-            m = _YAML_OPTION.match(lines[j])
-            if m and not lines[j].startswith((" ", "\t")):
-                options[m["key"]] = m["value"]
-            j += 1
-        return options, j + 1
-    while i < len(lines):
-        m = _OPTION.match(lines[i])
-        if not m:
-            break
-        options[m["key"]] = m["value"]
-        i += 1
-    return options, i
+def _check_calls(body: list[str], first: int) -> list[Event]:
+    """``mha.checks.check("<label>", ...)`` calls in a code cell's body, whose line 0 is `first`."""
+    text = "\n".join(body)
+    return [Event("check", call["label"], first + 1 + text.count("\n", 0, call.start()))
+            for call in _CHECK_CALL.finditer(text)]
 
 
 @dataclass
@@ -277,26 +239,9 @@ def test_misplaced_checkers_are_reported():
     assert found and "its chapter's module is mha.checks.costs" in found[0]
 
 
-def _toc_files(node) -> set[str]:
-    """Every ``file:`` entry of a parsed _toc.yml, without its extension."""
-    found = set()
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if key in ("file", "root") and isinstance(value, str):
-                found.add(value.rsplit(".", 1)[0] if value.endswith((".md", ".ipynb")) else value)
-            else:
-                found |= _toc_files(value)
-    elif isinstance(node, list):
-        for item in node:
-            found |= _toc_files(item)
-    return found
-
-
 def test_every_page_with_exercises_is_built():
     """A page left out of _toc.yml is not built, so its solutions would never be checked."""
-    yaml = pytest.importorskip("yaml")
-    toc = yaml.safe_load((BOOK.parent / "_toc.yml").read_text(encoding="utf-8"))
-    listed = _toc_files(toc)
+    listed = set(toc_files())
     exercises, _ = book_exercises()
     missing = sorted({ex.page for ex in exercises if ex.page.rsplit(".", 1)[0] not in listed})
     assert not missing, "pages with exercises that _toc.yml does not list: " + ", ".join(missing)

@@ -61,10 +61,10 @@ def test_batch_axes_sum_the_weight_gradients():
         np.testing.assert_allclose(grads[k], sum(g[k] for g in per_row), rtol=1e-10, atol=1e-12, err_msg=name)
 
 
-torch = pytest.importorskip("torch")
 
 
 def torch_grads(args, h, G, mask=None, causal=False):
+    torch = pytest.importorskip("torch")  # here, not at import: the NumPy-only tests above run without it
     X, W_Q, W_K, W_V, W_O = (torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in args)
     *lead, T, _ = X.shape
     d_k = W_Q.shape[1] // h

@@ -14,7 +14,6 @@ Only the theme's header buttons are read: a citation may link to another project
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -22,10 +21,7 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
 import notebook_edition  # noqa: E402
-
-sys.path.pop(0)
 
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
 REPO_URL = CONFIG["repository"]["url"].rstrip("/")

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 import time
 from pathlib import Path
 
@@ -29,10 +28,7 @@ import pytest
 from conftest import tree_digest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
 import notebook_edition as ne  # noqa: E402
-
-sys.path.pop(0)
 
 CHAPTERS = ne.chapter_stems()
 

@@ -1,0 +1,40 @@
+/* Written by scripts/fetch_assets.py. Settings for the ipywidgets HTML manager on a site
+   that serves it itself. Load after require.js and before embed-amd.js. */
+(function () {
+  var script = document.currentScript;
+  if (!script || !script.src) return;
+  var here = script.src.split(/[?#]/)[0].replace(/[^\/]*$/, "");  // .../_static/html-manager/
+  if (window.requirejs) {
+    window.requirejs.config({
+      // Modules the bundle does not hold (third-party widgets) resolve against _static/ with
+      // data-jupyter-widgets-cdn="widget-modules/": on this site, never a CDN.
+      baseUrl: here + "../",
+      // The bundle's CSS (Font Awesome fonts) resolves against the AMD module's URL, by
+      // default <page folder>/@jupyter-widgets/html-manager/dist/: map that to this folder.
+      // (window.__jupyter_widgets_assets_path__ is set too late to affect that CSS.)
+      paths: { "@jupyter-widgets/html-manager/dist": here.replace(/\/$/, "") }
+    });
+  }
+  // ipywidgets typesets labels with the MathJax 2 API (MathJax.Hub.Queue); the site runs
+  // MathJax 3, where that call throws. Translate it once MathJax 3 has started.
+  function typeset(MJ, el) {
+    MJ.startup.promise
+      .then(function () { return MJ.typesetPromise(el ? [el] : undefined); })
+      .catch(function (err) { console.warn("MathJax could not typeset a widget label", err); });
+  }
+  function shim() {
+    var MJ = window.MathJax;
+    if (!MJ || MJ.Hub || !MJ.startup || !MJ.typesetPromise) return;
+    MJ.Hub = {
+      Queue: function () {
+        for (var i = 0; i < arguments.length; i++) {
+          var job = arguments[i];
+          if (Array.isArray(job) && job[0] === "Typeset") typeset(MJ, job[2]);
+        }
+      }
+    };
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", shim);
+  else shim();
+  window.addEventListener("load", shim);
+})();
