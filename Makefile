@@ -2,6 +2,7 @@
 #   make site   installs what the book needs, then builds the site strictly into _build/html
 #               and the notebook edition into notebooks/
 #   make test   installs the test tools too, builds the site, then runs every test
+# For a maintainer: make test-fast (library, checkers, models; no build), make chapter CH=NN.
 # Both work on a fresh machine with Python 3.11, pip and venv (and apt-get for Chromium).
 
 PYTHON ?= python3
@@ -9,7 +10,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 
-.PHONY: site test chapter lab notebooks install install-test weights chromium assets clean
+.PHONY: site test test-fast chapter lab notebooks install install-test weights chromium assets clean
 
 site: install assets
 	$(PY) scripts/build_site.py
@@ -18,6 +19,11 @@ site: install assets
 test: install-test chromium assets
 	$(PY) scripts/build_site.py
 	$(PY) -m pytest
+
+# A maintainer's daily loop: the library, the checkers and the models (with the doctests), no build,
+# no browser. `make test` (what CI runs) runs these and everything else.
+test-fast: install-test
+	$(PY) -m pytest tests/lib tests/checks tests/models src/mha -m "not book and not browser" -q
 
 # JupyterLab on your own machine, on the notebook edition (notebooks/NN_slug.ipynb): bound to
 # 127.0.0.1, with a token; it prints the URL. Ctrl-C stops it. The edition is rebuilt (with the
