@@ -3,7 +3,7 @@
 Chapter 08 shows these listings (``literalinclude``); it does not run them, since PyTorch
 is not needed to read the book. ``tests/test_production_shape.py`` imports them and checks,
 with PyTorch as an outside oracle, that both layouts give ``mha.multi_head_attention``'s
-output exactly. A torch ``Linear`` stores its weight as (out, in), so our ``W`` (in, out)
+output (in float64, to 1e-10). A torch ``Linear`` stores its weight as (out, in), so our ``W`` (in, out)
 is ``weight.T``.
 """
 

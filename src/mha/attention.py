@@ -598,8 +598,8 @@ def _layer(X, P, h, g, mask=None, causal=False):
     """The multi-head layer, unchecked: project, split, attend, merge, mix.
 
     Returns the output ``Y``, every head's weights ``A`` and the intermediates
-    ``(Q, K, V, concat)``. The dtype and overflow handling sits one level down,
-    in :func:`_attention`.
+    ``(Q, K, V, concat)``. The scores' float type and their overflow check sit
+    one level down, in :func:`_attention`; :func:`_steps` checks the rest.
     """
     Q, K, V = _project_qkv(X, P)  # (B, T, d) -> (B, T, h*d_k), (B, T, g*d_k), (B, T, g*d_v)
     Q_i, K_i, V_i = _split(Q, h), _split(K, g), _split(V, g)  # -> (B, h, T, d_k), (B, g, T, d_k), (B, g, T, d_v)
@@ -772,7 +772,7 @@ def _loop_heads(X, W_Q, W_K, W_V, W_O, h):
         k = X @ W_K[:, i * d_k:(i + 1) * d_k]  # (B, T, d) -> (B, T, d_k)
         v = X @ W_V[:, i * d_v:(i + 1) * d_v]  # (B, T, d) -> (B, T, d_v)
         scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(d_k)  # (B, T, d_k) @ (B, d_k, T) -> (B, T, T)
-        A = np.exp(scores - scores.max(axis=-1, keepdims=True))  # softmax, as in the core
+        A = np.exp(scores - scores.max(axis=-1, keepdims=True))  # softmax, row maximum subtracted first
         A /= A.sum(axis=-1, keepdims=True)
         heads.append(A @ v)  # (B, T, T) @ (B, T, d_v) -> (B, T, d_v)
     concat = np.concatenate(heads, axis=-1)  # h x (B, T, d_v) -> (B, T, h*d_v)
