@@ -757,23 +757,24 @@ def multi_head_attention_loop(X, W_Q, W_K, W_V,  # as in mha.multi_head_attentio
     >>> np.allclose(multi_head_attention_loop(ex.X, *ex.weights, h=2), Y)
     True
     """
-    X, P, h, _, d_k, d_v = _check_layer(X, Projections(W_Q, W_K, W_V, W_O), h, None)
+    weights = Projections(W_Q, W_K, W_V, W_O)
+    X, P, h, _, d_k, d_v = _check_layer(X, weights, h, None)
     work = loop_dtype(X, *P[:4], h)
-    X, W_Q, W_K, W_V, W_O = (x.astype(work, copy=False) for x in (X, *P[:4]))
-    return _loop_heads(X, W_Q, W_K, W_V, W_O, h)
+    P = Projections(*(W.astype(work, copy=False) for W in P[:4]))
+    return _loop_heads(X.astype(work, copy=False), P, h)
 
 
-def _loop_heads(X, W_Q, W_K, W_V, W_O, h):
-    """The loop of :func:`multi_head_attention_loop`, unchecked."""
-    d_k, d_v = W_Q.shape[1] // h, W_V.shape[1] // h
+def _loop_heads(X, P, h):
+    """The loop of :func:`multi_head_attention_loop`, unchecked; ``P`` holds the four weight matrices."""
+    d_k, d_v = P.W_Q.shape[1] // h, P.W_V.shape[1] // h
     heads = []
     for i in range(h):
-        q = X @ W_Q[:, i * d_k:(i + 1) * d_k]  # (B, T, d) -> (B, T, d_k)
-        k = X @ W_K[:, i * d_k:(i + 1) * d_k]  # (B, T, d) -> (B, T, d_k)
-        v = X @ W_V[:, i * d_v:(i + 1) * d_v]  # (B, T, d) -> (B, T, d_v)
+        q = X @ P.W_Q[:, i * d_k:(i + 1) * d_k]  # (B, T, d) -> (B, T, d_k)
+        k = X @ P.W_K[:, i * d_k:(i + 1) * d_k]  # (B, T, d) -> (B, T, d_k)
+        v = X @ P.W_V[:, i * d_v:(i + 1) * d_v]  # (B, T, d) -> (B, T, d_v)
         scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(d_k)  # (B, T, d_k) @ (B, d_k, T) -> (B, T, T)
         A = np.exp(scores - scores.max(axis=-1, keepdims=True))  # softmax, row maximum subtracted first
         A /= A.sum(axis=-1, keepdims=True)
         heads.append(A @ v)  # (B, T, T) @ (B, T, d_v) -> (B, T, d_v)
     concat = np.concatenate(heads, axis=-1)  # h x (B, T, d_v) -> (B, T, h*d_v)
-    return concat @ W_O  # (B, T, h*d_v) -> (B, T, d_out)
+    return concat @ P.W_O  # (B, T, h*d_v) -> (B, T, d_out)
