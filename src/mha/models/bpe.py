@@ -144,7 +144,9 @@ class ByteBPE:
         if piece in self._cache:
             return self._cache[piece]
         alphabet = byte_alphabet()
-        symbols = [alphabet[b] for b in piece.encode("utf-8")]
+        # A byte missing from the vocabulary (a few control bytes are) is dropped before merging, as
+        # the reference tokenizer does when it has no unknown token: its neighbours may then merge.
+        symbols = [s for s in (alphabet[b] for b in piece.encode("utf-8")) if s in self.ids]
         while len(symbols) > 1:
             ranked = [(self.ranks.get(pair, np.inf), i) for i, pair in enumerate(zip(symbols, symbols[1:]))]
             rank, _ = min(ranked)
@@ -176,9 +178,7 @@ class ByteBPE:
                 out.append(part)
             else:
                 for piece in self.pre_tokenize(part):
-                    # A byte missing from the vocabulary (a few control bytes are) is dropped,
-                    # as the reference tokenizer does when it has no unknown token.
-                    out.extend(s for s in self._bpe(piece) if s in self.ids)
+                    out.extend(s for s in self._bpe(piece) if s in self.ids)  # a merge outside the vocabulary: dropped
         return out
 
     def encode(self, text: str) -> np.ndarray:
