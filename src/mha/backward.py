@@ -8,7 +8,9 @@ forward steps of :func:`mha.attention_steps` backwards, one line per step.
 * :func:`attention_backward` -- the checked entry point, with the signature of
   :func:`mha.multi_head_attention` plus ``dY``.
 * :func:`steps_backward` -- the same walk from a forward pass already done
-  (an :class:`mha.AttentionSteps`), so a training loop runs the forward once.
+  (an :class:`mha.AttentionSteps`): the chain rule written out step by step.
+  (Chapter 05's trainer, :mod:`mha.training`, has its own backward for its
+  one-query layer.)
 * :func:`attend_backward` -- the heads' part alone, from the head outputs back
   to the split ``Q``, ``K``, ``V`` (any number of queries and keys).
 
@@ -62,7 +64,8 @@ def _outer_sum(A, B):
 def attend_backward(Q, K, V, A, dZ):
     r"""Gradients through attention heads already split: from ``dZ`` back to ``Q``, ``K`` and ``V``.
 
-    The forward pass of a head, with ``A`` its weights:
+    The forward pass of a head, with ``A`` its weights and ``S`` its scaled
+    scores (:attr:`mha.AttentionSteps.scores` are the scores before the scaling):
 
     .. math:: S = Q K^\top / \sqrt{d_k}, \quad A = \operatorname{softmax}(S), \quad Z = A V
 

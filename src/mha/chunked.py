@@ -24,7 +24,7 @@ __all__ = ["CausalTiles", "attention_chunked", "causal_tiles"]
 def attention_chunked(Q, K, V, *, block=64, causal=False, skip_masked=True):
     r"""Scaled dot-product attention computed one block of keys at a time.
 
-    For each block :math:`j` of keys, with scores
+    For each block :math:`j` of keys, with scaled scores
     :math:`S_j = Q K_j^\top / \sqrt{d_k}` and per-row running values
     :math:`m` (maximum), :math:`\ell` (denominator) and :math:`O` (unnormalised output):
 
