@@ -30,7 +30,7 @@ from mha.checks import check, labels
 from mha.checks import costs
 from mha.checks.narrow_heads import weights_for_q
 from mha.checks.splitting import shapes_512
-from mha.checks.why_heads import COMPROMISE_TARGETS, blend_outputs
+from mha.checks.why_heads import COMPROMISE_COUNTS, COMPROMISE_TARGETS, blend_outputs, compromise_reference
 from mha.fitting import best_single_row
 from _verdicts import wrong as _wrong
 
@@ -173,8 +173,8 @@ def _numbers_in(message):
 
 
 @pytest.mark.parametrize("label, answer, secrets", [
-    ("ex-compromise-row", [0.3, 0.3, 0.4], np.mean(COMPROMISE_TARGETS, axis=0).round(2)),
-    ("ex-compromise-row", [0.3, 0.4, 0.3], np.mean(COMPROMISE_TARGETS, axis=0).round(2)),
+    ("ex-compromise-row", [0.3, 0.3, 0.4], compromise_reference().round(2)),
+    ("ex-compromise-row", [0.3, 0.4, 0.3], compromise_reference().round(2)),
     ("ex-concat-row", {"row": [1, 1, 1, 1], "head1_columns": [0, 1]}, _steps().concat[1].round(2)),
     ("ex-concat-row", {"row": _steps().concat[1].round(1), "head1_columns": [0, 1]}, _steps().concat[1].round(2)),
     ("ex-score-variance", {"d_k": 64, "raw": 64, "scaled": 3}, [1.0]),
@@ -295,7 +295,7 @@ def test_a_slow_but_finite_learner_is_not_stopped():
 @pytest.mark.parametrize("label, right", [
     ("ex-one-head-llms-row", lambda: mha.softmax(
         (lambda ex: (ex.X @ ex.W_Q)[2] @ (ex.X @ ex.W_K).T / 2.0)(mha.examples.i_love_llms()))),
-    ("ex-compromise-row", lambda: best_single_row(COMPROMISE_TARGETS).row),
+    ("ex-compromise-row", compromise_reference),
 ])
 def test_complex_rows_are_refused(label, right):
     row = right()
@@ -310,13 +310,16 @@ def test_a_function_returning_complex_numbers_is_refused():
 
 
 def test_rounding_is_recognised_before_a_mistake():
-    mean = np.mean(COMPROMISE_TARGETS, axis=0)
-    geo = np.exp(np.log(COMPROMISE_TARGETS).mean(axis=0))
+    weighted = compromise_reference()
+    c = np.array(COMPROMISE_COUNTS, dtype=float)[:, None]
+    geo = np.exp((c * np.log(COMPROMISE_TARGETS)).sum(axis=0) / c.sum())
     geo = geo / geo.sum()
-    assert np.allclose(mean.round(1), geo, atol=0.006)  # why this case is a trap
-    v = _wrong("ex-compromise-row", mean.round(1), "rounded to 1 decimal")
+    v = _wrong("ex-compromise-row", weighted.round(1), "rounded to 1 decimal")
     assert "geometric" not in v.message and "keep at least 2 decimals" in v.message
     _wrong("ex-compromise-row", geo.round(3), "geometric mean")  # the real mistake is still named
+    # the equal-count row of the page is named as a mistake, not taken for rounding
+    v = _wrong("ex-compromise-row", best_single_row(COMPROMISE_TARGETS).row.round(2), "count once")
+    assert "decimal" not in v.message
     ex = mha.examples.i_love_llms()
     llms = mha.softmax((ex.X @ ex.W_Q)[2] @ (ex.X @ ex.W_K).T / 2.0)
     if abs(llms.round(1).sum() - 1) > 0.02:  # a rounded row need not sum to 1: not a missing softmax
@@ -339,7 +342,7 @@ def test_entries_of_token_rows_are_named_in_words():
     bad = _steps().concat[1] + np.array([0.0, 0.0, 0.0, 0.5])
     _wrong("ex-concat-row", {"row": bad, "head1_columns": [0, 1]}, "head 2's output for 'love', column 1")
     blend = blend_outputs()
-    blend["two_heads"] = blend["two_heads"] + np.eye(8)[5]
+    blend["two_heads_swapped"] = blend["two_heads_swapped"] + np.eye(8)[5]
     _wrong("ex-one-hot-blend", blend, "head 2's entry for 'cat'")
 
     def off_A(*args):
