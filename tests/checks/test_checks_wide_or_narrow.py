@@ -1,48 +1,74 @@
-"""Checkers of book/04_wide_or_narrow.md (mha.checks.wide_or_narrow): head_entropy, the score variance,
-and ex-single-head-cat (the single map of the roles layer, row of "cat")."""
+"""Checkers of book/04_wide_or_narrow.md (mha.checks.wide_or_narrow): head_entropy, ex-role-partner (which
+role should share a head with the part of speech at h = 2) and ex-single-head-cat (the single map of the
+roles layer, row of "cat")."""
 
 import numpy as np
 import pytest
 
 import mha
 from mha.checks import check, wide_or_narrow
-from mha.checks.wide_or_narrow import score_variance, single_head_cat
+from mha.checks.wide_or_narrow import role_partner, single_head_cat
 from _verdicts import status_of as _status, wrong as _wrong
 
 
-# ---- ex-score-variance ---------------------------------------------------------------------
+# ---- ex-role-partner ------------------------------------------------------------------------
 
-def test_score_variance_reference_and_measured_values():
-    ref = score_variance()
-    assert ref == {"d_k": 64, "raw": 64.0, "scaled": 1.0}
-    assert _status("ex-score-variance", ref).ok
-    assert _status("ex-score-variance", {"d_k": 64, "raw": 62.9, "scaled": 0.98}).ok  # measured
-
-
-def test_score_variance_matches_a_measurement():
-    rng = np.random.default_rng(1)
-    ref = score_variance()
-    q, k = rng.standard_normal((2, 20_000, ref["d_k"]))
-    raw = (q * k).sum(axis=1)
-    assert abs(raw.var() / ref["raw"] - 1) < 0.05
-    assert abs((raw / np.sqrt(ref["d_k"])).var() - ref["scaled"]) < 0.05
+def _reordered_pos_weight(order, h=2):
+    """The learner's way: reorder the blocks of W^Q, W^K, W^V (and the rows of W^O), run the layer at h."""
+    ex = mha.examples.cat_sat_mat()
+    cols = np.concatenate([np.arange(8 * b, 8 * b + 8) for b in order])
+    W_Q, W_K, W_V, W_O = ex.weights
+    steps = mha.attention_steps(ex.X, W_Q[:, cols], W_K[:, cols], W_V[:, cols], W_O[cols], h=h)
+    head = order.index(1) * 8 // (32 // h)
+    return steps, mha.head_roles.role_mass(steps.weights[head], mha.head_roles.role_keys(ex)[1])
 
 
-@pytest.mark.parametrize("edit, phrase", [
-    ({"d_k": 256}, "model width"),
-    ({"d_k": 4}, "number of heads"),
-    ({"raw": 8}, "standard deviation"),
-    ({"raw": 256}, "not d_model"),
-    ({"raw": 1}, "variance after scaling"),
-    ({"scaled": 0.25}, "sqrt(d_model)"),
-    ({"scaled": 1 / 64}, "dividing by d_k"),
-    ({"scaled": 8}, "not by sqrt(d_k)"),
-    ({"scaled": 2}, "too large"),
-    ({"d_k": [64, 64]}, "one number"),
+def test_role_partner_reference_agrees_with_the_library_and_is_accepted():
+    ref = role_partner()
+    kept = {p: _reordered_pos_weight([1, p] + [b for b in (0, 2, 3) if b != p])[1] for p in (0, 2, 3)}
+    assert ref["partner"] == "same word" and ref["weight"] == pytest.approx(kept[2])
+    assert kept[2] > max(kept[0], kept[3]) + 0.4          # the answer is not a close call
+    assert check("ex-role-partner", ref).ok
+    assert check("ex-role-partner", {"partner": "Same Word", "weight": round(ref["weight"], 2)}).ok
+
+
+def test_reordering_the_blocks_changes_nothing_at_h_1():
+    ex = mha.examples.cat_sat_mat()
+    one = mha.attention_steps(ex.X, *ex.weights, h=1)
+    steps, _ = _reordered_pos_weight([1, 2, 0, 3], h=1)
+    assert np.allclose(steps.weights, one.weights) and np.allclose(steps.output, one.output)
+
+
+@pytest.mark.parametrize("answer, phrase", [
+    ({"partner": "neighbour", "weight": 0.94}, "keep less weight"),
+    ({"partner": "sink", "weight": 0.94}, "keep less weight"),
+    ({"partner": "part of speech", "weight": 0.94}, "one of the other three"),
+    ({"partner": "verbs", "weight": 0.94}, "not one of the four roles"),
+    ({"partner": 2, "weight": 0.94}, "as text"),
+    ({"weight": 0.94}, "no 'partner' key"),
+    ({"partner": "same word", "weight": _reordered_pos_weight([0, 1, 2, 3])[1]}, "page's own order"),
+    ({"partner": "same word", "weight": _reordered_pos_weight([1, 2, 0, 3], h=4)[1]}, "head of h = 4"),
+    ({"partner": "same word", "weight": _reordered_pos_weight([1, 2, 0, 3], h=1)[1]}, "single map"),
+    ({"partner": "same word", "weight": 0.919}, "same word keys"),
+    ({"partner": "same word", "weight": 0.12}, "other head"),
+    ({"partner": "same word", "weight": 0.99}, "√8"),
+    ({"partner": "same word", "weight": 0.817}, "√32"),
+    ({"partner": "same word", "weight": 7.53}, "more than 1"),
+    ({"partner": "same word", "weight": 0.9}, "rounded to 1 decimal"),
+    ({"partner": "same word", "weight": 0.6}, "too small"),
+    ({"partner": "same word", "weight": [0.9, 0.9]}, "one number"),
 ])
-def test_score_variance_names_mistakes(edit, phrase):
-    verdict = _status("ex-score-variance", {**score_variance(), **edit})
+def test_role_partner_names_mistakes(answer, phrase):
+    verdict = check("ex-role-partner", answer)
     assert verdict.status == "wrong" and phrase in verdict.message, verdict.message
+    assert "0.94" not in verdict.message  # never the expected answer
+
+
+def test_role_partner_unfinished_and_junk():
+    assert check("ex-role-partner", {"partner": ..., "weight": ...}).status == "not done"
+    for junk in (None, "same word", [1, 2], {"partner": "word", "weight": "x"},
+                 {"partner": "word", "weight": np.nan}, {"partner": None, "weight": 0.9}):
+        assert check("ex-role-partner", junk).status in ("wrong", "not done")
 
 
 # ----------------------------------------------------------------------------- head_entropy

@@ -2,8 +2,10 @@
 
 * ``ex-head-entropy`` (code): ``head_entropy(A)``, (..., h, T, S) -> (..., h),
   the mean entropy in nats of each head's rows, as :func:`mha.stats.head_entropy`.
-* ``ex-score-variance`` (numeric): d_k, and the variance of raw and scaled
-  scores, for d_model = 256 and h = 4.
+* ``ex-role-partner`` (numeric): at h = 2, the role of
+  :func:`mha.examples.cat_sat_mat` that should share a head with "same part
+  of speech" (the blocks of columns reordered), and that head's weight on the
+  part-of-speech keys.
 * ``ex-single-head-cat`` (numeric): in the single map (h = 1) of
   :func:`mha.examples.cat_sat_mat`, the role whose keys get most of the row
   of "cat", and the weight that row puts on ".".
@@ -15,11 +17,11 @@ import numpy as np
 
 from ..attention import causal_mask, multi_head_attention, softmax
 from ..examples import cat_sat_mat, i_love_llms
-from ..head_roles import role_keys
+from ..head_roles import role_keys, role_mass
 from ..stats import head_entropy, row_entropy
 from .core import answer_array, call_learner, checker, compare, dict_parts, entry_names, one_number, wrong
 
-__all__ = ["score_variance", "single_head_cat"]
+__all__ = ["role_partner", "single_head_cat"]
 
 # Learners may compute in float32: compare with tolerances that float32 meets.
 _ATOL, _RTOL = 1e-6, 1e-5
@@ -93,38 +95,88 @@ def check_head_entropy(entropy_func):
             "(0·log 0 = 0) and a batch axis.")
 
 
-# --------------------------------------------------------------------------- score variance
+# --------------------------------------------------------------------------- which role shares a head
 
-def score_variance(d_model=256, h=4):
-    """Reference answer of ex-score-variance: unit-variance entries, so Var(q . k) = d_k."""
-    d_k = d_model // h
-    return {"d_k": d_k, "raw": float(d_k), "scaled": 1.0}
+_POS = 1                            # "same part of speech": block 1 of X, role 1 of role_keys
+_PARTNERS = (0, 2, 3)               # the roles that can share its head at h = 2
 
 
-@checker("ex-score-variance", kind="numeric")
-def score_variance_check(answer):
-    """d_k, and the variance of raw and scaled scores, for d_model = 256 and h = 4."""
-    d_k, raw, scaled = dict_parts(answer, ("d_k", "raw", "scaled"), "{'d_k': ..., 'raw': ..., 'scaled': ...}")
-    exp = score_variance()
-    d_model = exp["d_k"] * 4
-    d_k = answer_array(d_k, "'d_k'")
-    compare(d_k, exp["d_k"], "'d_k'", atol=0, rtol=0, mistakes=[
-        (d_model, "'d_k': that is the model width. Each head gets d_model / h of it."),
-        (4, "'d_k': that is the number of heads. The head width is d_model / h."),
-    ], shape_hint="'d_k' is one number.")
-    # A measured variance is accepted within 5 %.
-    compare(raw, exp["raw"], "'raw'", atol=0, rtol=0.05, mistakes=[
-        (np.sqrt(exp["raw"]), "'raw': that is the standard deviation. The variance is its square."),
-        (d_model, "'raw': a head's score sums d_k products, not d_model of them."),
-        (1.0, "'raw': 1 is the variance after scaling. Before it, each of the d_k products adds its variance."),
-    ], shape_hint="'raw' is one number.")
-    compare(scaled, exp["scaled"], "'scaled'", atol=0, rtol=0.05, mistakes=[
-        (exp["d_k"] / d_model, "'scaled': that is what dividing by sqrt(d_model) would give. "
-                               "Each head divides by the square root of its own d_k."),
-        (1.0 / exp["d_k"], "'scaled': that is what dividing by d_k would give. The division is by sqrt(d_k)."),
-        (np.sqrt(exp["raw"]), "'scaled': the scaling divides the variance by d_k, not by sqrt(d_k)."),
-    ], shape_hint="'scaled' is one number.")
-    return "the scaling brings every head, whatever its width, back to variance 1."
+def _pos_weight(order, *, h=2, divide_by=None, reorder_k=True, head=None, role=_POS):
+    """Weight on role ``role``'s keys, in the head of ``h`` that holds block ``_POS``, once the blocks of
+    columns of W^Q and W^K are put in ``order`` (``head`` picks another head; ``divide_by`` another divisor)."""
+    ex = cat_sat_mat()
+    width = ex.X.shape[1] // len(ex.roles)                      # 8 columns per block
+    cols = np.concatenate([np.arange(b * width, (b + 1) * width) for b in order])
+    Q = ex.X @ ex.W_Q[:, cols]                                  # (T, d), blocks reordered
+    K = ex.X @ (ex.W_K[:, cols] if reorder_k else ex.W_K)       # (T, d)
+    d_k = Q.shape[1] // h
+    if head is None:
+        head = order.index(_POS) * width // d_k                 # the head that holds the block
+    part = slice(head * d_k, (head + 1) * d_k)
+    w = softmax(Q[:, part] @ K[:, part].T / np.sqrt(d_k if divide_by is None else divide_by))  # (T, T)
+    return float((w * role_keys(ex)[role]).sum(axis=-1).mean())
+
+
+def _pair_order(partner):
+    """Block order that puts ``partner`` beside the part-of-speech block, the other two after them."""
+    return [_POS, partner] + [b for b in _PARTNERS if b != partner]
+
+
+def role_partner():
+    """Reference answer of ex-role-partner: the partner that leaves "same part of speech" the most weight at h = 2."""
+    roles = cat_sat_mat().roles
+    kept = {roles[p]: _pos_weight(_pair_order(p)) for p in _PARTNERS}
+    best = max(kept, key=kept.get)
+    return {"partner": best, "weight": kept[best]}
+
+
+@checker("ex-role-partner", kind="numeric")
+def role_partner_check(answer):
+    """The role that should share a head with "same part of speech" at h = 2, and that head's weight on its keys."""
+    partner, weight = dict_parts(answer, ("partner", "weight"), "{'partner': 'neighbour', 'weight': 0.5}")
+    expected = role_partner()
+    roles = cat_sat_mat().roles
+    if not isinstance(partner, str):
+        wrong(f"'partner' should be the name of a role, as text (e.g. 'neighbour'); got {type(partner).__name__}.")
+    named = _ROLE_WORDS.get("".join(c for c in partner.lower() if c.isalpha()))
+    if named is None:
+        wrong("'partner' is not one of the four roles: neighbour, same part of speech, same word, delimiter sink.")
+    if named == roles[_POS]:
+        wrong("'partner' is the role that shares the head with 'same part of speech': one of the other three.")
+    if named != expected["partner"]:
+        wrong(f"'partner': with {named} beside it, the part-of-speech keys keep less weight than with another "
+              "partner. Measure all three pairings, or first ask which keys each partner wants from the same "
+              "queries.")
+    best = roles.index(expected["partner"])
+    order = _pair_order(best)
+    other = [b for b in _PARTNERS if b != best]
+    single = role_mass(multi_head_attention(cat_sat_mat().X, *cat_sat_mat().weights, h=1)[1][0],
+                       role_keys(cat_sat_mat())[_POS])
+    weight = one_number(weight, "'weight'")
+    if weight > 1.01:
+        wrong("'weight' is more than 1: average the weight on the keys over the query rows; do not add the rows.")
+    compare(weight, expected["weight"], "'weight'", atol=0.006, rtol=0, mistakes=[
+        (_pos_weight([0, 1, 2, 3]), "'weight': that is the page's own order, where the part of speech shares "
+                                    "head 1 with the neighbour. Reorder the blocks of columns first."),
+        (_pos_weight(order, h=4), "'weight': that is the part-of-speech head of h = 4, alone. The question "
+                                  "is about h = 2, where it shares its head."),
+        (single, "'weight': that is the single map of h = 1. The question is about h = 2."),
+        (_pos_weight(order, role=best), f"'weight': that is the weight on the {expected['partner']} keys. "
+                                        "The question asks for the part-of-speech keys."),
+        (_pos_weight(order, head=1), "'weight': that is the other head, which holds "
+                                     f"{roles[other[0]]} and {roles[other[1]]}. Read the head that holds the "
+                                     "part-of-speech block."),
+        (_pos_weight(order, reorder_k=False), "'weight': the columns of W^K must be reordered as those of W^Q. "
+                                              "Otherwise the queries of a role meet the keys of another role."),
+        (_pos_weight(order, divide_by=8), "'weight': that divides by √8, the head width of h = 4. At h = 2 "
+                                          "each head is 16 wide."),
+        (_pos_weight(order, divide_by=32), "'weight': that divides by √32, the whole width. At h = 2 each "
+                                           "head is 16 wide."),
+        (_pos_weight(order, divide_by=1), "'weight': the scores were not divided by √d_k."),
+    ], shape_hint="'weight' is one number.",
+       hint="Average, over the query rows, the weight the head puts on each row's part-of-speech keys.")
+    return ("roles that want the same keys do not compete in one softmax: sharing a head with the same word "
+            "even helps the part of speech.")
 
 
 # --------------------------------------------------------------------------- the single map of the roles layer
