@@ -31,6 +31,7 @@ from mha.checks import costs
 from mha.checks.narrow_heads import weights_for_q
 from mha.checks.splitting import shapes_512
 from mha.checks.why_heads import COMPROMISE_COUNTS, COMPROMISE_TARGETS, blend_outputs, compromise_reference
+from mha.checks.wide_or_narrow import role_partner
 from mha.fitting import best_single_row
 from _verdicts import wrong as _wrong
 
@@ -144,12 +145,12 @@ def test_nan_results_are_explained(label):
     _wrong(label, nan_like, "NaN")
 
 
-@pytest.mark.parametrize("label", ["ex-one-hot-blend", "ex-concat-row", "ex-shapes-512", "ex-score-variance",
+@pytest.mark.parametrize("label", ["ex-one-hot-blend", "ex-concat-row", "ex-shapes-512", "ex-role-partner",
                                    "ex-shapes-768"])
 @pytest.mark.parametrize("junk", range(len(VALUE_JUNK)))
 def test_junk_inside_the_dict_gets_a_verdict(label, junk):
     keys = {"ex-one-hot-blend": blend_outputs().keys(), "ex-concat-row": ["row", "head1_columns"],
-            "ex-shapes-512": shapes_512().keys(), "ex-score-variance": ["d_k", "raw", "scaled"],
+            "ex-shapes-512": shapes_512().keys(), "ex-role-partner": ["partner", "weight"],
             "ex-shapes-768": ["d_k", "W_Q_i", "W_O", "free"]}[label]
     for key in keys:
         answer = {k: (VALUE_JUNK[junk] if k == key else "x") for k in keys}
@@ -177,7 +178,7 @@ def _numbers_in(message):
     ("ex-compromise-row", [0.3, 0.4, 0.3], compromise_reference().round(2)),
     ("ex-concat-row", {"row": [1, 1, 1, 1], "head1_columns": [0, 1]}, _steps().concat[1].round(2)),
     ("ex-concat-row", {"row": _steps().concat[1].round(1), "head1_columns": [0, 1]}, _steps().concat[1].round(2)),
-    ("ex-score-variance", {"d_k": 64, "raw": 64, "scaled": 3}, [1.0]),
+    ("ex-role-partner", {"partner": "same word", "weight": 0.5}, [round(role_partner()["weight"], 2)]),
 ])
 def test_messages_do_not_give_the_answer_away(label, answer, secrets):
     message = check(label, answer).message

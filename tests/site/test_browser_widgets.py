@@ -19,10 +19,10 @@ import pytest
 
 pytestmark = pytest.mark.browser
 
-# Where the chapters place the sweeps (mha.widgets.q_sweep, h_sweep, dk_sweep). Chapter 9's head
-# browsers have two pickers, not a slider: tests/test_browser_head_browser.py drives them.
+# Where the chapters place the sweeps and explorers (mha.widgets). Chapter 9's head
+# browsers have two pickers, not a slider: tests/site/test_browser_head_browser.py drives them.
 WIDGET_PAGES = {
-    "book/04_wide_or_narrow.html": ("mha-h-sweep", "mha-roles"),
+    "book/04_wide_or_narrow.html": ("mha-roles",),
     "book/05_how_many_heads.html": ("mha-lookup",),
     "book/07_narrow_heads.html": ("mha-q-sweep",),
     "book/11_rank_bound.html": ("mha-dk-sweep", "mha-floor"),
@@ -138,20 +138,6 @@ def test_each_slider_has_a_name_and_says_its_stop_as_text(open_page, site_dir, p
         expected = state["values"][index] if state["values"] else state["readout"]
         assert state["text"] == expected, state  # the stop as text, not the bare index
     assert not visit.console_errors and not visit.page_errors
-
-
-def test_the_h_sweep_slider_reads_h_not_the_index(open_page, site_dir):
-    visit, sweeps = _open_sweeps(open_page, site_dir, "book/04_wide_or_narrow.html", "mha-h-sweep")
-    sweep = sweeps.locator("visible=true").first
-    sweep.scroll_into_view_if_needed()
-    start = _aria(sweep, visit.page)
-    assert start["name"] == "heads h" and start["now"] in ("1", "1.0")
-    assert re.fullmatch(r"h = 2, head width d_k = \d+", start["text"]), start
-    handle = sweep.locator(".noUi-handle").first
-    handle.focus()
-    handle.press("ArrowRight")
-    moved = _aria(sweep, visit.page, start)
-    assert re.fullmatch(r"h = 3, head width d_k = \d+", moved["text"]), moved
 
 
 # ---- chapter 4's roles widget: an h slider and a query-row menu, both linked in the browser ----
