@@ -131,9 +131,8 @@ def causal_mask(T):
 def _attend(Q, K, V, allowed=None, shift=True):
     """One head, unchecked: the weights ``A = softmax(Q Kᵀ / √d_k)`` and the output ``A V``.
 
-    ``allowed`` (boolean, broadcastable to the scores) is False where a query
-    may not see a key. Leading axes broadcast, so key/value heads shared by a
-    group of query heads are read through a size-1 axis instead of being copied.
+    ``allowed`` (boolean) is False where a query may not see a key. Any leading
+    axes (a batch, the heads) broadcast.
     """
     d_k = Q.shape[-1]
     A = (Q * (1 / math.sqrt(d_k))) @ np.swapaxes(K, -1, -2)  # (..., T, d_k) @ (..., d_k, S) -> (..., T, S)

@@ -294,8 +294,8 @@ def test_a_slow_but_finite_learner_is_not_stopped():
 # ----------------------------------------------------------------------------- complex, rounding, names
 
 @pytest.mark.parametrize("label, right", [
-    ("ex-one-head-llms-row", lambda: mha.softmax(
-        (lambda ex: (ex.X @ ex.W_Q)[2] @ (ex.X @ ex.W_K).T / 2.0)(mha.examples.i_love_llms()))),
+    ("ex-one-head-llms-row", lambda: mha.softmax(np.where(np.arange(3) == 1, -np.inf,  # "love" hidden
+        (lambda ex: (ex.X @ ex.W_Q)[2] @ (ex.X @ ex.W_K).T / 2.0)(mha.examples.i_love_llms())))),
     ("ex-compromise-row", compromise_reference),
 ])
 def test_complex_rows_are_refused(label, right):
@@ -322,7 +322,7 @@ def test_rounding_is_recognised_before_a_mistake():
     v = _wrong("ex-compromise-row", best_single_row(COMPROMISE_TARGETS).row.round(2), "count once")
     assert "decimal" not in v.message
     ex = mha.examples.i_love_llms()
-    llms = mha.softmax((ex.X @ ex.W_Q)[2] @ (ex.X @ ex.W_K).T / 2.0)
+    llms = mha.softmax(np.where(np.arange(3) == 1, -np.inf, (ex.X @ ex.W_Q)[2] @ (ex.X @ ex.W_K).T / 2.0))
     if abs(llms.round(1).sum() - 1) > 0.02:  # a rounded row need not sum to 1: not a missing softmax
         v = _wrong("ex-one-head-llms-row", llms.round(1), "rounded to 1 decimal")
         assert "sum to" not in v.message
@@ -336,7 +336,7 @@ def test_rounding_is_recognised_before_a_mistake():
 def test_entries_of_token_rows_are_named_in_words():
     ex = mha.examples.i_love_llms()
     S = (ex.X @ ex.W_Q) @ (ex.X @ ex.W_K).T
-    row = mha.softmax(S[2] / 2.0)
+    row = mha.softmax(np.where(np.arange(3) == 1, -np.inf, S[2] / 2.0))  # the key of "love" hidden
     v = _wrong("ex-one-head-llms-row", row + np.array([0.0, 0.03, -0.03]), "the weight on 'love' is too large")
     assert "index" not in v.message
     _wrong("ex-compromise-row", [0.2, 0.6, 0.2], "the weight on 'I' is too small")

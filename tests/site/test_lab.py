@@ -37,7 +37,8 @@ RAW_MYST = re.compile(r"\{[a-z][\w:-]*\}`|```\s*\{|^\s*:::|\{solution-(start|end
 
 # chapter -> (answer cell source that is wrong, words the ✗ message must contain)
 WRONG = {
-    "01_one_head": ("answer = np.exp(S[2]) / np.exp(S[2]).sum()", "square root of d_k"),
+    "01_one_head": ("row = S[2] / 2\nrow[1] = 0\nanswer = np.exp(row) / np.exp(row).sum()",
+                    "does not hide a key"),
     "04_wide_or_narrow": ("def head_entropy(A):\n"
                           "    A = np.asarray(A, dtype=float)\n"
                           "    return -(A * np.log(np.where(A > 0, A, 1.0))).sum(axis=-1).sum(axis=-1)",
