@@ -219,12 +219,13 @@ def shapes_of_512(answer):
         wrong("'Q': the projection keeps one row per token and gives each the full model width.")
     if Q_i != exp["Q_i"]:
         if Q_i == exp["Q"]:
-            wrong("'Q_i': one head does not see every column. It gets its own slice of d_model / h.")
+            wrong("'Q_i': one head does not get every column of Q. It gets its own slice of d_model / h "
+                  "columns.")
         if Q_i == (h, *exp["Q_i"]):
             wrong("'Q_i': that is all heads stacked. The exercise asks for one head's Q_i.")
         if Q_i == (n, h):
             wrong("'Q_i': d_k is d_model divided by h, not h itself.")
-        wrong("'Q_i': one head keeps every token and gets d_model / h columns.")
+        wrong("'Q_i': one head keeps every token and gets d_model / h columns of Q.")
     if concat != exp["concat"]:
         if concat == (h, *exp["Q_i"]):
             wrong("'concat': that is the stack of heads before they are laid side by side.")
