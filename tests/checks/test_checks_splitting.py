@@ -1,5 +1,5 @@
 """Checkers of book/03_splitting.md (mha.checks.splitting): the numeric exercises on the worked
-example, and the coding exercises split_heads, merge_heads and multi_head_attention."""
+example, and the coding exercises split_heads, merge_heads and the causal multi-head layer."""
 
 import numpy as np
 import pytest
@@ -7,59 +7,66 @@ import pytest
 import mha
 from mha.checks import check
 from mha.checks import splitting
-from mha.checks.splitting import shapes_512
+from mha.checks.splitting import WRITES_H, WRITES_ROW, head_writes, shapes_512
 from _verdicts import status_of as _status, wrong as _wrong
 
 
-def _steps():
+def _four():
     ex = mha.examples.i_love_llms()
-    return mha.attention_steps(ex.X, *ex.weights, h=ex.h)
+    return ex, mha.attention_steps(ex.X, *ex.weights, h=WRITES_H)
 
 
-# ---- ex-concat-row -------------------------------------------------------------------------
+# ---- ex-head-writes ------------------------------------------------------------------------
 
-def test_concat_row_accepts_reference_and_two_decimals():
-    s = _steps()
-    assert _status("ex-concat-row", {"row": s.concat[1], "head1_columns": [0, 1]}).ok
-    assert _status("ex-concat-row", {"row": s.concat[1].round(2).tolist(), "head1_columns": (1, 0)}).ok
-    assert _status("ex-concat-row", {"row": s.concat[1], "head1_columns": np.array([0, 1])}).ok
+def test_head_writes_reference_adds_up_to_the_output_row():
+    ex, s = _four()
+    ref = head_writes()
+    assert ref.shape == (WRITES_H, ex.W_O.shape[1])
+    np.testing.assert_allclose(ref.sum(axis=0), s.output[WRITES_ROW], atol=1e-12)
+    assert WRITES_ROW == 2 and ex.tokens[WRITES_ROW] == "LLMs"
 
 
-def _concat_cases():
-    s = _steps()
-    A, Vh = s.weights, s.V_heads
-    by2 = mha.softmax(s.scores / 2.0) @ Vh
+def test_head_writes_accepts_reference_and_two_decimals():
+    ref = head_writes()
+    assert _status("ex-head-writes", ref).ok
+    assert _status("ex-head-writes", ref.round(2).tolist()).ok
+    assert _status("ex-head-writes", tuple(map(tuple, ref.round(2)))).ok
+
+
+def _writes_cases():
+    ex, s = _four()
+    ref = head_writes()
+    d_v = s.d_v
+
+    def writes(Z, row):
+        return np.stack([Z[i, row] @ ex.W_O[i * d_v:(i + 1) * d_v] for i in range(WRITES_H)])
+
     return [
-        (s.concat[0], "row 0 of the concatenation"),
-        (s.concat[2], "row 2 of the concatenation"),
-        (np.concatenate([s.head_outputs[1, 1], s.head_outputs[0, 1]]), "wrong order"),
-        (np.concatenate([A[0, 1] @ Vh[1], A[1, 1] @ Vh[0]]), "other head's value slice"),
-        (np.concatenate([A[0, :, 1] @ Vh[0], A[1, :, 1] @ Vh[1]]), "column 1 of each weight matrix"),
-        (np.concatenate([by2[0, 1], by2[1, 1]]), "sqrt(2)"),
-        (s.output[1], "after W_O"),
-        (s.concat[1, :2], "expected shape"),
+        (head_writes(row=0), "row of 'I'"),
+        (head_writes(row=1), "row of 'love'"),
+        (np.stack([s.head_outputs[i, WRITES_ROW, 0] * ex.W_O[:, i] for i in range(WRITES_H)]), "block of columns"),
+        (ref[::-1], "reverse order"),
+        (ref.T, "rows and columns are swapped"),
+        (writes(mha.softmax(s.scores / np.sqrt(2)) @ s.V_heads, WRITES_ROW), "two-head layer"),
+        (writes(mha.softmax(s.scores / 2.0) @ s.V_heads, WRITES_ROW), "√d_model"),
+        (np.tile(s.output[WRITES_ROW], (WRITES_H, 1)), "whole output row"),
+        (ref[:2], "one row per head"),
+        (ref + np.array([0.0, 0.0, 0.0, 0.5]), "head 1's write into output column 3 is too large"),
     ]
 
 
-@pytest.mark.parametrize("case", range(8))
-def test_concat_row_names_mistakes(case):
-    row, phrase = _concat_cases()[case]
-    verdict = _status("ex-concat-row", {"row": row, "head1_columns": [0, 1]})
+@pytest.mark.parametrize("case", range(10))
+def test_head_writes_names_mistakes(case):
+    answer, phrase = _writes_cases()[case]
+    verdict = _status("ex-head-writes", answer)
     assert verdict.status == "wrong" and phrase in verdict.message, verdict.message
 
 
-@pytest.mark.parametrize("cols, phrase", [
-    ([1, 2], "counts columns from 0, as Python"),
-    ([2, 3], "columns of head 2"),
-    ([0, 2], "neighbouring columns"),
-    ([0.0, 1.0], "whole numbers"),
-    (0, "list of two column indices"),
-    ("01", "list of two column indices"),
-    (np.array([2, 3]), "columns of head 2"),
-])
-def test_concat_row_checks_columns(cols, phrase):
-    verdict = _status("ex-concat-row", {"row": _steps().concat[1], "head1_columns": cols})
-    assert verdict.status == "wrong" and phrase in verdict.message
+def test_head_writes_mistakes_differ_from_the_reference():
+    ref = head_writes()
+    for answer, _ in _writes_cases():
+        answer = np.asarray(answer)
+        assert answer.shape != ref.shape or np.abs(answer - ref).max() > 0.02
 
 
 # ---- ex-shapes-512 -------------------------------------------------------------------------
@@ -179,9 +186,9 @@ def test_merge_names_each_classic_mistake(func, phrase):
 
 # ----------------------------------------------------------------------------- multi_head_attention
 
-def make_mha(*, scale="sqrt_dk", axis=-1, keys_first=False, straight=False, causal=False, w_o="plain",
+def make_mha(*, scale="sqrt_dk", axis=-1, keys_first=False, straight=False, mask="causal", w_o="plain",
              reverse=False, merge_straight=False, returns="YA"):
-    """A learner's vectorised multi-head attention, with one classic mistake switched on."""
+    """A learner's vectorised causal multi-head attention, with one classic mistake switched on."""
 
     def mha_learner(X, Wq, Wk, Wv, Wo, h):
         def split(P):
@@ -191,14 +198,25 @@ def make_mha(*, scale="sqrt_dk", axis=-1, keys_first=False, straight=False, caus
             return np.swapaxes(P.reshape(*lead, T, h, width // h), -3, -2)
 
         Q, K, V = split(X @ Wq), split(X @ Wk), split(X @ Wv)
-        d_k = Q.shape[-1]
+        T, d_k = Q.shape[-2:]
         scores = K @ np.swapaxes(Q, -1, -2) if keys_first else Q @ np.swapaxes(K, -1, -2)
         scores = scores / {"sqrt_dk": np.sqrt(d_k), "none": 1.0, "dk": d_k, "sqrt_d": np.sqrt(X.shape[-1]),
                             "sqrt_d_over_h": np.sqrt(X.shape[-1] / h)}[scale]
-        if causal:
-            scores = np.where(np.tril(np.ones(scores.shape[-2:], dtype=bool)), scores, -np.inf)
-        e = np.exp(scores - scores.max(axis=axis, keepdims=True))
-        A = e / e.sum(axis=axis, keepdims=True)
+        lower = np.tril(np.ones((T, T), dtype=bool))
+        if mask == "causal":
+            scores = np.where(lower, scores, -np.inf)
+        elif mask == "upper":
+            scores = np.where(lower.T, scores, -np.inf)
+        elif mask == "zero":
+            scores = np.where(lower, scores, 0.0)
+        elif mask == "strict":  # hides the diagonal too: the first row has no key left
+            with np.errstate(invalid="ignore"):
+                scores = np.where(np.tril(lower, -1), scores, -np.inf)
+        with np.errstate(invalid="ignore"):
+            e = np.exp(scores - scores.max(axis=axis, keepdims=True))
+            A = e / e.sum(axis=axis, keepdims=True)
+        if mask == "after":
+            A = A * lower
         Z = A @ V
         if reverse:
             Z = Z[..., ::-1, :, :]
@@ -210,26 +228,36 @@ def make_mha(*, scale="sqrt_dk", axis=-1, keys_first=False, straight=False, caus
     return mha_learner
 
 
+def causal_ref(*args):
+    """The library's layer with the causal mask: the exercise's reference."""
+    return mha.multi_head_attention(*args, causal=True)
+
+
 def mha_loop(X, Wq, Wk, Wv, Wo, h):
-    """A learner's loop over heads."""
+    """A learner's loop over heads, each with the causal mask."""
     d_k, d_v = Wq.shape[1] // h, Wv.shape[1] // h
     outs, weights = [], []
     for i in range(h):
         q = X @ Wq[:, i * d_k:(i + 1) * d_k]
         k = X @ Wk[:, i * d_k:(i + 1) * d_k]
         v = X @ Wv[:, i * d_v:(i + 1) * d_v]
-        a = mha.softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(d_k))
+        s = q @ np.swapaxes(k, -1, -2) / np.sqrt(d_k)
+        a = mha.softmax(np.where(mha.causal_mask(q.shape[-2]), s, -np.inf))
         weights.append(a)
         outs.append(a @ v)
     return np.concatenate(outs, axis=-1) @ Wo, np.stack(weights, axis=-3)
 
 
 def test_mha_accepts_the_reference_and_learner_solutions():
-    assert check("ex-multi-head-attention", mha.multi_head_attention).ok
+    assert check("ex-multi-head-attention", causal_ref).ok
     assert check("ex-multi-head-attention", make_mha()).ok
     assert check("ex-multi-head-attention", make_mha(returns="list")).ok
     v = check("ex-multi-head-attention", mha_loop)
-    assert v.ok and "loop over heads" in v.message and "sum over heads" in v.message
+    assert v.ok and "loop over causal heads" in v.message and "sum over heads" in v.message
+
+
+def test_mha_refuses_the_layer_without_a_mask():
+    _wrong("ex-multi-head-attention", mha.multi_head_attention, "the causal mask is missing")
 
 
 @pytest.mark.parametrize(
@@ -242,7 +270,11 @@ def test_mha_accepts_the_reference_and_learner_solutions():
         ({"scale": "sqrt_d"}, "scaled by √d, the model width"),
         ({"scale": "sqrt_d_over_h"}, "you scaled by √(d/h). That is √d_k only when h·d_k = d"),
         ({"keys_first": True}, "from the keys instead of the queries"),
-        ({"causal": True}, "causal mask"),
+        ({"mask": "none"}, "the causal mask is missing"),
+        ({"mask": "upper"}, "keys after it, not before it"),
+        ({"mask": "zero"}, "set to 0"),
+        ({"mask": "after"}, "zeroed the weights after the softmax"),
+        ({"mask": "strict"}, "keep the diagonal"),
         ({"w_o": "none"}, "W_O is forgotten"),
         ({"w_o": "T"}, "W_O transposed"),
         ({"reverse": True}, "concatenated in the wrong order"),
@@ -258,7 +290,7 @@ def test_mha_names_each_classic_mistake(options, phrase):
 
 def test_mha_points_at_the_steps_after_the_weights_when_only_y_is_off():
     def off(*args):
-        Y, A = mha.multi_head_attention(*args)
+        Y, A = causal_ref(*args)
         return Y + 0.5, A
 
     _wrong("ex-multi-head-attention", off, "Your weights are right, so look at what follows")
@@ -267,19 +299,39 @@ def test_mha_points_at_the_steps_after_the_weights_when_only_y_is_off():
 def test_mha_catches_a_function_that_changes_its_input():
     def in_place(X, Wq, Wk, Wv, Wo, h):
         Wo /= 2.0
-        return mha.multi_head_attention(X, Wq, Wk, Wv, Wo * 2.0, h)
+        return causal_ref(X, Wq, Wk, Wv, Wo * 2.0, h)
 
     _wrong("ex-multi-head-attention", in_place, "changed its input `Wo` in place")
 
 
 def test_mha_references_agree_loop_block_identity_and_library():
     for c in splitting._mha_cases():
-        A_loop, outputs = splitting._loop_heads(c.X, c.W, c.h, splitting._right)
-        Y_ref, A_ref = mha.multi_head_attention(c.X, *c.W, c.h)
+        A_loop, outputs = splitting._causal_loop(c.X, c.W, c.h)
+        Y_ref, A_ref = causal_ref(c.X, *c.W, c.h)
         concat = np.concatenate(outputs, axis=-1)
         np.testing.assert_allclose(A_loop, A_ref, atol=1e-14)
         np.testing.assert_allclose(splitting._block_sum(outputs, c.W[3]), Y_ref, atol=1e-12)
         np.testing.assert_allclose(concat @ c.W[3], Y_ref, atol=1e-12)
+        assert (A_ref[..., np.triu_indices(c.X.shape[-2], 1)[0], np.triu_indices(c.X.shape[-2], 1)[1]] == 0).all()
+
+
+def _close(a, b):
+    return np.shape(a) == np.shape(b) and np.allclose(a, b, atol=1e-6)
+
+
+def test_mha_mistakes_each_differ_from_the_reference_somewhere():
+    """Each named mistake gives other weights or another output than the reference on some case
+    (compare names a mistake only where it differs, e.g. √(d/h) differs only where h·d_k != d)."""
+    differs = {}
+    for c in splitting._mha_cases():
+        Y_ref, A_ref = causal_ref(c.X, *c.W, c.h)
+        A_bad, Y_bad = splitting._mha_mistakes(c)
+        for (A, message), (Y, _) in zip(A_bad, Y_bad):
+            off = not (_close(A, A_ref) and _close(Y, Y_ref))
+            differs[message] = differs.get(message, False) or off
+        for Y, message in Y_bad[len(A_bad):]:
+            differs[message] = differs.get(message, False) or (Y is not None and not _close(Y, Y_ref))
+    assert all(differs.values()), [m for m, off in differs.items() if not off]
 
 
 def test_mha_cases_cover_batch_uneven_widths_and_several_heads():

@@ -1,8 +1,9 @@
 """Checkers for the exercises of book/03_splitting.md (what splitting into heads splits).
 
-* ``ex-concat-row`` (numeric): row 1 ("love", counted from 0) of the
-  concatenation in the worked example, and the column indices that head 1 wrote.
-  Rows and columns are counted from 0, as Python indexes them; heads from 1.
+* ``ex-head-writes`` (numeric): the worked example's layer run with
+  ``WRITES_H`` = 4 heads; row ``WRITES_ROW`` = 2 ("LLMs", counted from 0) of its
+  output, split with the block identity into what each head writes, as an
+  array (h, d_out): row i is head i + 1's write.
 * ``ex-shapes-512`` (numeric): shapes of Q, Q_i and the concatenation for
   d_model = 512, h = 8 and 10 tokens; the first stage whose result has a head
   axis (``h_enters``) and the first stage after it whose result has none
@@ -10,12 +11,12 @@
 * ``ex-split-heads`` (code): ``split_heads(X, h)``,
   (..., T, h*d_k) -> (..., h, T, d_k).
 * ``ex-merge-heads`` (code): ``merge_heads(Z)``, (..., h, T, d_v) -> (..., T, h*d_v).
-* ``ex-multi-head-attention`` (code): ``multi_head_attention`` with six
+* ``ex-multi-head-attention`` (code): ``causal_multi_head_attention`` with six
   arguments (``X``, then ``W_Q``, ``W_K``, ``W_V``, ``W_O``, then the number of
-  heads) and no mask, returning ``(Y, A)``: the output (..., T, d_out) and
-  every head's weights (..., h, T, T). Checked against a plain loop over heads
-  and the sum over heads of head_i W_O^(i), on cases where h*d_k differs from
-  d_model and d_v from d_k.
+  heads) and a causal mask in every head, returning ``(Y, A)``: the output
+  (..., T, d_out) and every head's weights (..., h, T, T). Checked against a
+  plain loop over heads and the sum over heads of head_i W_O^(i), on cases
+  where h*d_k differs from d_model and d_v from d_k.
 
 The learner's function always gets fresh copies of its inputs, and a function
 that changes them is told so.
@@ -42,7 +43,7 @@ from .core import (
     wrong,
 )
 
-__all__ = ["SHAPE_STAGES", "shapes_512"]
+__all__ = ["SHAPE_STAGES", "WRITES_H", "WRITES_ROW", "head_writes", "shapes_512"]
 
 # Two decimals, as printed on the page, are accepted.
 _PAGE = 0.006
@@ -67,11 +68,6 @@ def _names(*axes):
     return name
 
 
-def _steps():
-    ex = i_love_llms()
-    return attention_steps(ex.X, *ex.weights, h=ex.h)
-
-
 def _sequence(value, key):
     """``value`` as a list when it is a tuple, list or 1-D array, else feedback."""
     if is_unfinished(value):
@@ -83,70 +79,77 @@ def _sequence(value, key):
     return None
 
 
-# --------------------------------------------------------------------------- the row of "love"
+# --------------------------------------------------------------------------- one output row, head by head
 
-def _concat_mistakes(s):
-    """Rows a learner gets from classic slips in the worked example (row 1, "love")."""
-    A, Vh = s.weights, s.V_heads
-    scaled_by_2 = softmax(s.scores / 2.0) @ Vh  # divided by sqrt(d_model), not sqrt(d_k)
-    return [
-        (s.concat[0], "this is row 0 of the concatenation (the row of 'I'). The exercise asks for row 1, "
-                      "the row of 'love'."),
-        (s.concat[2], "this is row 2 of the concatenation (the row of 'LLMs'). The exercise asks for row 1, "
-                      "the row of 'love'."),
-        (np.concatenate([s.head_outputs[1, 1], s.head_outputs[0, 1]]),
-         "the two heads are in the wrong order: head 1's two numbers come first."),
-        (np.concatenate([A[0, 1] @ Vh[1], A[1, 1] @ Vh[0]]),
-         "each head's weights went onto the other head's value slice. Head 1 uses V_1, head 2 uses V_2."),
-        (np.concatenate([A[0, :, 1] @ Vh[0], A[1, :, 1] @ Vh[1]]),
-         "you used column 1 of each weight matrix (the weights that 'love' receives). The weights of "
-         "'love' are its row, row 1."),
-        (_love_row(scaled_by_2),
-         "the scores were divided by 2 = sqrt(4). Inside a head d_k = 2, so divide by sqrt(2)."),
-        (s.output[1], "this is row 1 of the output, after W_O. The exercise stops at the concatenation."),
+WRITES_H = 4  # heads in the exercise's layer
+WRITES_ROW = 2  # the output row it asks for: "LLMs", counted from 0
+
+
+def _writes(head_outputs, W_O, row):
+    """Row ``row`` of the output split by the block identity: (h, d_out), one write per head."""
+    h, _, d_v = head_outputs.shape
+    return np.stack([head_outputs[i, row] @ W_O[i * d_v:(i + 1) * d_v] for i in range(h)])
+
+
+def head_writes(h=WRITES_H, row=WRITES_ROW):
+    """Reference answer of ex-head-writes: what each head of the worked example's layer with ``h``
+    heads writes into output row ``row``, as an (h, d_out) array (head 1 first)."""
+    ex = i_love_llms()
+    s = attention_steps(ex.X, *ex.weights, h=h)
+    return _writes(s.head_outputs, ex.W_O, row)
+
+
+def _writes_mistakes(h=WRITES_H, row=WRITES_ROW):
+    """(result, message) for the classic slips of ex-head-writes."""
+    ex = i_love_llms()
+    s = attention_steps(ex.X, *ex.weights, h=h)
+    ref = _writes(s.head_outputs, ex.W_O, row)
+    d_v = s.d_v
+
+    def divided_by(divisor):
+        return _writes(softmax(s.scores / divisor) @ s.V_heads, ex.W_O, row)
+
+    token = _TOKENS[row]
+    mistakes = [(_writes(s.head_outputs, ex.W_O, r),
+                 f"these are the writes into row {r}, the row of '{_TOKENS[r]}'. The exercise asks for row "
+                 f"{row}, the row of '{token}' (rows are counted from 0).")
+                for r in range(len(_TOKENS)) if r != row]
+    mistakes += [
+        (np.stack([s.head_outputs[i, row] @ ex.W_O[:, i * d_v:(i + 1) * d_v].T for i in range(h)]),
+         "you used a block of columns of W_O. A head writes through its block of rows: the rows of W_O "
+         "that meet its columns of the concatenation."),
+        (ref[::-1], "the heads are in reverse order: head 1's write comes first."),
+        (ref.T, "rows and columns are swapped: give one row per head and one column per output column."),
+        (divided_by(np.sqrt(ex.X.shape[1] // ex.h)),
+         "you divided the scores by √2, the √d_k of the two-head layer. With four heads each head has "
+         "d_k = 1, so it divides by √1."),
+        (divided_by(np.sqrt(ex.X.shape[1])),
+         "you divided the scores by √d_model. Each head divides by the square root of its own width, √d_k."),
+        (np.broadcast_to(s.output[row], ref.shape),
+         "every row is the whole output row. Each head's write is only its part of it."),
     ]
+    return mistakes
 
 
-def _love_row(head_outputs):
-    """Row 1 ("love") of the concatenation of ``head_outputs`` (h, T, d_v)."""
-    return np.concatenate([head_outputs[i, 1] for i in range(head_outputs.shape[0])])
+@checker("ex-head-writes", kind="numeric")
+def check_head_writes(answer):
+    """Output row 2 ("LLMs") of the worked example at h = 4, split into what each head writes."""
+    ref = head_writes()
+    ex = i_love_llms()
+    h = ref.shape[0]
 
-
-def _concat_entry(d_v, h):
-    """Names column j of the row: "column 3 (head 2's output for 'love', column 1)"."""
-    def name(index):
-        if len(index) != 1 or not 0 <= index[0] < h * d_v:
+    def entry(index):
+        if len(index) != 2 or not (0 <= index[0] < h and 0 <= index[1] < ref.shape[1]):
             return None
-        head, col = divmod(int(index[0]), d_v)
-        return f"column {index[0]} (head {head + 1}'s output for 'love', column {col})"
+        return f"head {index[0] + 1}'s write into output column {index[1]}"
 
-    return name
-
-
-@checker("ex-concat-row", kind="numeric")
-def concat_row(answer):
-    """Row 1 ("love") of the concatenation in the worked example, and head 1's columns (counted from 0)."""
-    row, cols = dict_parts(answer, ("row", "head1_columns"), "{'row': [...], 'head1_columns': [..., ...]}")
-    s = _steps()
-    compare(row, s.concat[1], "'row'", atol=_PAGE, rtol=0, mistakes=_concat_mistakes(s),
-            entry=_concat_entry(s.d_v, s.h),
-            shape_hint="Row 1 of the concatenation has one number per column: h * d_v of them.")
-    cols = _sequence(cols, "head1_columns")
-    if cols is None or len(cols) > 64:
-        wrong("'head1_columns' should be a list of two column indices, like [2, 3].")
-    if not all(isinstance(c, numbers.Integral) and not isinstance(c, (bool, np.bool_)) for c in cols):
-        wrong("'head1_columns' should hold whole numbers: column indices, counted from 0.")
-    picked = sorted(int(c) for c in cols)
-    head1 = list(range(s.d_v))
-    if picked == [c + 1 for c in head1]:
-        wrong("'head1_columns': these count columns from 1. The book counts columns from 0, as Python "
-              "indexes them. Which indices does that make?")
-    if picked == [c + s.d_v for c in head1]:
-        wrong("'head1_columns': those are the columns of head 2. Head 1's slice comes first.")
-    if picked != head1:
-        wrong("'head1_columns': each head writes one block of d_v neighbouring columns, "
-              "and head 1's block comes first.")
-    return "head 1 wrote the first two numbers of the row, head 2 the last two."
+    compare(answer, ref, "your answer", atol=_PAGE, rtol=0, mistakes=_writes_mistakes(), entry=entry,
+            shape_hint=f"Give one row per head (h = {h}) and one column per output column (W_O has "
+                       f"{ex.W_O.shape[1]}).",
+            hint="Head i's write is its output row times its block of rows of W_O; with four heads, "
+                 "each block is one row.")
+    return ("with one-column heads (d_v = 1), each head writes a multiple of its one row of W_O, and the four "
+            "writes add up to the output row.")
 
 
 # --------------------------------------------------------------------------- shapes for d_model = 512
@@ -216,12 +219,13 @@ def shapes_of_512(answer):
         wrong("'Q': the projection keeps one row per token and gives each the full model width.")
     if Q_i != exp["Q_i"]:
         if Q_i == exp["Q"]:
-            wrong("'Q_i': one head does not see every column. It gets its own slice of d_model / h.")
+            wrong("'Q_i': one head does not get every column of Q. It gets its own slice of d_model / h "
+                  "columns.")
         if Q_i == (h, *exp["Q_i"]):
             wrong("'Q_i': that is all heads stacked. The exercise asks for one head's Q_i.")
         if Q_i == (n, h):
             wrong("'Q_i': d_k is d_model divided by h, not h itself.")
-        wrong("'Q_i': one head keeps every token and gets d_model / h columns.")
+        wrong("'Q_i': one head keeps every token and gets d_model / h columns of Q.")
     if concat != exp["concat"]:
         if concat == (h, *exp["Q_i"]):
             wrong("'concat': that is the stack of heads before they are laid side by side.")
@@ -246,8 +250,8 @@ def shapes_of_512(answer):
             wrong("'h_gone': by the time W_O runs, the heads are already side by side in one row "
                   "of width h * d_v. The head axis went away one stage earlier.")
         wrong("'h_gone': find the first stage after 'h_enters' whose result has no head axis.")
-    return ("the head axis appears when the columns are dealt out, and is gone once the heads' outputs are "
-            "laid side by side: from there on the shapes look the same for any h.")
+    return ("the head axis appears when the columns of Q are cut into heads, and is gone once the heads' "
+            "outputs are laid side by side: from there on the shapes look the same for any h.")
 
 
 # --------------------------------------------------------------------------- split and merge
@@ -420,10 +424,6 @@ def _T(x):
     return np.swapaxes(x, -1, -2)
 
 
-def _right(q, k, d_k):
-    return softmax(q @ _T(k) / np.sqrt(d_k), axis=-1)
-
-
 def _causal(q, k, d_k):
     scores = q @ _T(k) / np.sqrt(d_k)
     return softmax(np.where(causal_mask(q.shape[-2]), scores, -np.inf), axis=-1)
@@ -435,38 +435,67 @@ def _block_sum(outputs, W_O):
     return sum(o @ W_O[i * d_v:(i + 1) * d_v] for i, o in enumerate(outputs))  # (..., T, d_out)
 
 
+def _mask(scores, allowed):
+    """Scores with -inf where ``allowed`` is False: such a key gets weight exactly 0."""
+    return np.where(allowed, scores, -np.inf)
+
+
+def _lower(q):
+    """The causal mask of a query block: True where key s <= query t."""
+    return causal_mask(q.shape[-2])
+
+
+def _weight_mistakes(d, h):
+    """(weigh, message) for the classic mistakes in the mask, the scores and the softmax."""
+    def scaled(q, k, d_k):
+        return q @ _T(k) / np.sqrt(d_k)
+
+    return [
+        (lambda q, k, d_k: softmax(scaled(q, k, d_k), axis=-1),
+         "every query sees every key: the causal mask is missing. Set the scores of keys after the query "
+         "(s > t) to -inf before the softmax, in every head."),
+        (lambda q, k, d_k: softmax(_mask(scaled(q, k, d_k), _lower(q).T), axis=-1),
+         "your mask lets each query see the keys after it, not before it. Query t may see keys s <= t: "
+         "the lower triangle, as `mha.causal_mask(T)` gives it."),
+        (lambda q, k, d_k: softmax(np.where(_lower(q), scaled(q, k, d_k), 0.0), axis=-1),
+         "the masked scores were set to 0, so the hidden keys still get weight (e^0 is 1). Set them to "
+         "-inf, so that the softmax gives them exactly 0."),
+        (lambda q, k, d_k: softmax(scaled(q, k, d_k), axis=-1) * _lower(q),
+         "you zeroed the weights after the softmax, so the rows no longer sum to 1. Mask the scores "
+         "before the softmax (with -inf), and the softmax shares each row among the keys it may see."),
+        (lambda q, k, d_k: softmax(_mask(q @ _T(k), _lower(q)), axis=-1),
+         "the scores are not scaled: divide Q_i K_iᵀ by √d_k before the softmax."),
+        (lambda q, k, d_k: softmax(_mask(q @ _T(k) / d_k, _lower(q)), axis=-1),
+         "you divided the scores by d_k; the scaling is by its square root, √d_k."),
+        (lambda q, k, d_k: softmax(_mask(q @ _T(k) / np.sqrt(d), _lower(q)), axis=-1),
+         "you scaled by √d, the model width. Each head scales by the square root of its own width, √d_k."),
+        (lambda q, k, d_k: softmax(_mask(q @ _T(k) / np.sqrt(d / h), _lower(q)), axis=-1),
+         "you scaled by √(d/h). That is √d_k only when h·d_k = d: take each head's width from its own "
+         "columns, d_k = W_Q.shape[1] // h, and scale by √d_k."),
+        (lambda q, k, d_k: softmax(_mask(scaled(q, k, d_k), _lower(q)), axis=-2),
+         "the softmax runs over the wrong axis: your columns sum to 1. Each query's row must sum to 1: "
+         "use `axis=-1`."),
+        (lambda q, k, d_k: softmax(_mask(scaled(k, q, d_k), _lower(q)), axis=-1),
+         "the weights were computed from the keys instead of the queries (K_i Q_iᵀ). "
+         "The scores are Q_i K_iᵀ: row t holds how well query t matches each key."),
+    ]
+
+
+def _causal_loop(X, W, h):
+    """The reference: a plain loop over heads with the causal mask in each."""
+    return _loop_heads(X, W, h, _causal)
+
+
 def _straight(X, W, h):
-    """Multi-head attention with every split done by reshaping straight to (h, T, d_k)."""
+    """Causal multi-head attention with every split done by reshaping straight to (h, T, d_k)."""
     def cut(P):
         *lead, T, width = P.shape
         return P.reshape(*lead, h, T, width // h)  # the classic bug
 
     Q, K, V = (cut(X @ M) for M in W[:3])
-    A = softmax(Q @ _T(K) / np.sqrt(Q.shape[-1]), axis=-1)
+    scores = _mask(Q @ _T(K) / np.sqrt(Q.shape[-1]), _lower(Q))
+    A = softmax(scores, axis=-1)
     return merge_heads(A @ V) @ W[3], A
-
-
-def _weight_mistakes(d, h):
-    """(weigh, message) for the classic mistakes in the scores and the softmax."""
-    return [
-        (lambda q, k, d_k: softmax(q @ _T(k), axis=-1),
-         "the scores are not scaled: divide Q_i K_iᵀ by √d_k before the softmax."),
-        (lambda q, k, d_k: softmax(q @ _T(k) / d_k, axis=-1),
-         "you divided the scores by d_k; the scaling is by its square root, √d_k."),
-        (lambda q, k, d_k: softmax(q @ _T(k) / np.sqrt(d), axis=-1),
-         "you scaled by √d, the model width. Each head scales by the square root of its own width, √d_k."),
-        (lambda q, k, d_k: softmax(q @ _T(k) / np.sqrt(d / h), axis=-1),
-         "you scaled by √(d/h). That is √d_k only when h·d_k = d: take each head's width from its own "
-         "columns, d_k = W_Q.shape[1] // h, and scale by √d_k."),
-        (lambda q, k, d_k: softmax(q @ _T(k) / np.sqrt(d_k), axis=-2),
-         "the softmax runs over the wrong axis: your columns sum to 1. Each query's row must sum to 1: "
-         "use `axis=-1`."),
-        (lambda q, k, d_k: softmax(k @ _T(q) / np.sqrt(d_k), axis=-1),
-         "the weights were computed from the keys instead of the queries (K_i Q_iᵀ). "
-         "The scores are Q_i K_iᵀ: row t holds how well query t matches each key."),
-        (_causal,
-         "you applied a causal mask. This exercise asks for full attention: every query sees every key."),
-    ]
 
 
 def _mha_mistakes(c: _Layer):
@@ -482,7 +511,7 @@ def _mha_mistakes(c: _Layer):
                 "the contents are not: reshape to (..., T, h, d_k), then swap the T and h axes.")
     A_bad.append((A_s, straight))
     Y_bad.append((Y_s, straight))
-    _, outputs = _loop_heads(c.X, c.W, c.h, _right)
+    _, outputs = _causal_loop(c.X, c.W, c.h)
     Z = np.stack(outputs, axis=-3)  # (..., h, T, d_v)
     *lead, h, T, d_v = Z.shape
     Y_bad += [
@@ -499,6 +528,9 @@ def _mha_mistakes(c: _Layer):
     return A_bad, Y_bad
 
 
+_NAME = "causal_multi_head_attention"
+
+
 def _pair(result, Y_shape, A_shape, case):
     """The learner's (Y, A), or feedback when the result is not such a pair."""
     if isinstance(result, (tuple, list)) and len(result) == 2:
@@ -507,41 +539,56 @@ def _pair(result, Y_shape, A_shape, case):
             wrong(f"you returned (A, Y) for {case}; the order is (Y, A): the output first, then the weights.")
         return first, second
     if isinstance(result, (tuple, list)):
-        wrong(f"multi_head_attention returned {len(result)} values for {case}. Return the pair (Y, A): "
+        wrong(f"{_NAME} returned {len(result)} values for {case}. Return the pair (Y, A): "
               "the output and the attention weights of every head.")
     if isinstance(result, np.ndarray) and np.shape(result) == Y_shape:
-        wrong("multi_head_attention returned one array. Return the pair (Y, A): the output and every "
+        wrong(f"{_NAME} returned one array. Return the pair (Y, A): the output and every "
               "head's attention weights, as in `return Y, A`.")
     kind = "text (a str)" if isinstance(result, str) else f"a {type(result).__name__}"
-    wrong(f"multi_head_attention returned {kind}. Return the pair (Y, A).")
+    wrong(f"{_NAME} returned {kind}. Return the pair (Y, A).")
 
 
-_MHA_CALL = "multi_head_attention with six arguments: X, then W_Q, W_K, W_V and W_O, then h"
+def _no_key_left(A, A_shape):
+    """Feedback when the learner's weights are NaN exactly on whole query rows (a mask that hides the diagonal)."""
+    try:
+        A = np.asarray(A, dtype=float)
+    except Exception:  # junk: compare() below says what is wrong with it
+        return
+    if A.shape != A_shape or not np.isnan(A).any():
+        return
+    empty = np.isnan(A).all(axis=-1)  # (..., h, T): rows with nothing to share
+    if empty.any() and empty[..., 0].all():
+        wrong("the first query's row of weights is NaN in every head: your mask leaves it no key to see. "
+              "Query t may see keys s <= t, itself included: keep the diagonal.")
+
+
+_MHA_CALL = f"{_NAME} with six arguments: X, then W_Q, W_K, W_V and W_O, then h"
 
 
 @checker("ex-multi-head-attention", kind="code")
 def check_multi_head_attention(mha_func):
-    """The learner's ``multi_head_attention`` (X, four weight matrices, h) returning ``(Y, A)``, no mask."""
+    """The learner's causal multi-head attention (X, four weight matrices, h) returning ``(Y, A)``."""
     cases = _mha_cases()
     for c in cases:
-        A_loop, outputs = _loop_heads(c.X, c.W, c.h, _right)
+        A_loop, outputs = _causal_loop(c.X, c.W, c.h)
         Y_loop = _block_sum(outputs, c.W[3])  # sum over heads of head_i W_O^(i)
-        Y_ref, A_ref = multi_head_attention(c.X, *c.W, c.h)
+        Y_ref, A_ref = multi_head_attention(c.X, *c.W, c.h, causal=True)
         if not (np.allclose(Y_loop, Y_ref, atol=1e-10) and np.allclose(A_loop, A_ref, atol=1e-12)):
             raise RuntimeError("the checker's references disagree; please report this")
-        result = call_learner(mha_func, c.X, *c.W, c.h, name="multi_head_attention", case=c.text,
+        result = call_learner(mha_func, c.X, *c.W, c.h, name=_NAME, case=c.text,
                               hint=c.hint, signature=_MHA_CALL)
         Y, A = _pair(result, Y_ref.shape, A_ref.shape, c.text)
+        _no_key_left(A, A_ref.shape)
         A_bad, Y_bad = _mha_mistakes(c)
         A_entry, Y_entry = _entries(c)
         compare(A, A_loop, f"A (the weights) for {c.text}", atol=_ATOL, rtol=_RTOL,
                 mistakes=A_bad, mistake_prefix=f"For {c.text}: ", entry=A_entry,
                 shape_hint="A holds one (T, T) matrix per head: (..., h, T, T).",
-                hint=c.hint or "Look at the scores Q_i K_iᵀ / √d_k and the softmax over each row.")
+                hint=c.hint or "Look at the scores Q_i K_iᵀ / √d_k, the mask, and the softmax over each row.")
         compare(Y, Y_loop, f"Y (the output) for {c.text}", atol=_ATOL, rtol=_RTOL,
                 mistakes=Y_bad, mistake_prefix=f"For {c.text}: ", entry=Y_entry,
                 shape_hint="Y has one row per token and W_O's number of columns.",
                 hint=c.hint or ("Your weights are right, so look at what follows: each head's A_i V_i, "
                                 "their concatenation, and W_O."))
-    return (f"Y and A match a loop over heads on all {len(cases)} cases (uneven widths, heads wider than "
-            "d / h and a batch included), and Y equals the sum over heads of head_i W_O^(i).")
+    return (f"Y and A match a loop over causal heads on all {len(cases)} cases (uneven widths, heads wider "
+            "than d / h and a batch included), and Y equals the sum over heads of head_i W_O^(i).")
