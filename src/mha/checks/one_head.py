@@ -2,10 +2,13 @@
 
 * ``ex-one-head-llms-row`` (numeric): the attention weights of "LLMs" in the
   one-head example, under a mask that hides the key of "love" from it.
-* ``ex-stable-softmax`` (code): a row-wise softmax that survives huge scores.
+* ``ex-stable-softmax`` (code): a row-wise softmax that survives huge scores, written without
+  ``mha``.
 """
 
 from __future__ import annotations
+
+import types
 
 import numpy as np
 
@@ -112,9 +115,30 @@ def _overflowed(got, shape) -> bool:
     return raw.dtype.kind in "fiu" and raw.shape == shape and not np.isfinite(raw).all()
 
 
+def _uses_mha(func) -> bool:
+    """True when ``func`` is a function of the library, or its code names ``mha`` (a light check).
+
+    It sees ``mha.softmax`` itself and a function or lambda whose code (or an inner function's)
+    reads the name ``mha``; it cannot see a name imported from ``mha`` under another name.
+    """
+    try:
+        if str(getattr(func, "__module__", "") or "").split(".")[0] == "mha":
+            return True
+        codes = [getattr(func, "__code__", None)]
+        while codes:
+            code = codes.pop()
+            if isinstance(code, types.CodeType):
+                if "mha" in code.co_names:
+                    return True
+                codes.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+    except Exception:
+        return False
+    return False
+
+
 @checker("ex-stable-softmax", kind="code")
 def stable_softmax(func):
-    """A row-wise softmax that survives huge inputs."""
+    """A row-wise softmax that survives huge inputs, written without the library."""
     for x in _CASES:
         got = call_learner(func, x.copy(), name="softmax", signature="softmax(x)")
         if _overflowed(got, x.shape):
@@ -127,4 +151,7 @@ def stable_softmax(func):
                     (np.exp(x - x.max()) / np.exp(x - x.max()).sum(),
                      "your weights sum to 1 over the whole matrix. Normalise each row on its own (axis=-1)."),
                 ])
+    if _uses_mha(func):
+        wrong("your softmax gives the right weights, but it uses the library `mha`, which already has one. "
+              "Write it with NumPy alone.")
     return "your softmax is right and stable for huge scores."
