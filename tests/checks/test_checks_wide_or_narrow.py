@@ -1,13 +1,13 @@
 """Checkers of book/04_wide_or_narrow.md (mha.checks.wide_or_narrow): head_entropy, ex-role-partner (which
-role should share a head with the part of speech at h = 2) and ex-single-head-cat (the single map of the
-roles layer, row of "cat")."""
+role should share a head with the part of speech at h = 2) and ex-single-head-mat (the single map of the
+roles layer, row of "mat")."""
 
 import numpy as np
 import pytest
 
 import mha
 from mha.checks import check, wide_or_narrow
-from mha.checks.wide_or_narrow import role_partner, single_head_cat
+from mha.checks.wide_or_narrow import role_partner, single_head_mat
 from _verdicts import status_of as _status, wrong as _wrong
 
 
@@ -119,46 +119,61 @@ def test_entropy_messages_do_not_state_the_expected_values():
                     assert text not in check("ex-head-entropy", func).message
 
 # ===============================================================================================
-# ex-single-head-cat (mha.checks.wide_or_narrow): the single map of the roles layer, row of "cat".
-# (formerly test_checks_wide_or_narrow_roles.py)
+# ex-single-head-mat (mha.checks.wide_or_narrow): the single map of the roles layer, row of "mat".
 # ===============================================================================================
-LABEL = "ex-single-head-cat"
+LABEL = "ex-single-head-mat"
+MAT, DOT = 6, 7
 
 
-def _cat_dot(h, d_k, head):
+def _mat_row(h, d_k, head):
+    """The row of "mat" in head ``head`` of ``h`` heads, divided by sqrt(d_k), and the roles' key masks."""
     ex = mha.examples.cat_sat_mat()
     Q, K = ex.X @ ex.W_Q, ex.X @ ex.W_K
     cols = slice(head * (32 // h), (head + 1) * (32 // h))
-    return float(mha.softmax(Q[1, cols] @ K[:, cols].T / np.sqrt(d_k))[7])
+    return mha.softmax(Q[MAT, cols] @ K[:, cols].T / np.sqrt(d_k)), mha.head_roles.role_keys(ex)
+
+
+def _neighbour_mass(h, d_k, head):
+    w, keys = _mat_row(h, d_k, head)
+    return float(w[keys[0][MAT]].sum())
 
 
 def test_reference_agrees_with_the_library_and_is_accepted():
-    ref = single_head_cat()
-    single = mha.attention_steps(mha.examples.cat_sat_mat().X, *mha.examples.cat_sat_mat().weights, h=1)
-    assert ref["role"] == "delimiter sink" and ref["weight"] == pytest.approx(single.weights[0, 1, 7])
+    ex = mha.examples.cat_sat_mat()
+    ref = single_head_mat()
+    single = mha.attention_steps(ex.X, *ex.weights, h=1).weights[0, MAT]
+    keys = mha.head_roles.role_keys(ex)
+    assert ref["role"] == "neighbour" and ref["weight"] == pytest.approx(single[keys[0][MAT]].sum())
+    # the point of the exercise: "." leads the row, yet the sink is not the leading role
+    assert single.argmax() == DOT and keys[0][MAT, DOT] and ref["weight"] > single[DOT] + 0.012
     assert check(LABEL, ref).ok
-    assert check(LABEL, {"role": "Sink", "weight": round(ref["weight"], 2)}).ok
+    assert check(LABEL, {"role": "Neighbours", "weight": round(ref["weight"], 2)}).ok
 
 
 @pytest.mark.parametrize("answer, phrase", [
-    ({"role": "same word", "weight": 0.45}, "less of cat's row"),
-    ({"role": "neighbor", "weight": 0.45}, "less of cat's row"),
-    ({"role": "sink", "weight": _cat_dot(1, 8, 0)}, "√8"),
-    ({"role": "sink", "weight": _cat_dot(1, 1, 0)}, "not divided"),
-    ({"role": "sink", "weight": _cat_dot(4, 8, 3)}, "sink head of h = 4"),
-    ({"role": "sink", "weight": _cat_dot(2, 16, 1)}, "head 2 of h = 2"),
-    ({"role": "sink", "weight": 0.2}, "too small"),
-    ({"role": "verbs", "weight": 0.45}, "not one of the four roles"),
-    ({"role": 3, "weight": 0.45}, "as text"),
-    ({"weight": 0.45}, "no 'role' key"),
+    ({"role": "delimiter sink", "weight": 0.84}, "sink's keys are"),
+    ({"role": "same word", "weight": 0.84}, "less of mat's row"),
+    ({"role": "pos", "weight": 0.84}, "less of mat's row"),
+    ({"role": "neighbor", "weight": float(_mat_row(1, 32, 0)[0][DOT])}, "on \".\" alone"),
+    ({"role": "neighbor", "weight": float(_mat_row(1, 32, 0)[0][5])}, "on \"warm\" alone"),
+    ({"role": "neighbour", "weight": _neighbour_mass(1, 8, 0)}, "√8"),
+    ({"role": "neighbour", "weight": _neighbour_mass(1, 1, 0)}, "not divided"),
+    ({"role": "neighbour", "weight": _neighbour_mass(4, 8, 0)}, "neighbour head of h = 4"),
+    ({"role": "neighbour", "weight": _neighbour_mass(2, 16, 0)}, "head 1 of h = 2"),
+    ({"role": "neighbour", "weight": 1.5}, "more than 1"),
+    ({"role": "neighbour", "weight": 0.2}, "too small"),
+    ({"role": "verbs", "weight": 0.84}, "not one of the four roles"),
+    ({"role": 3, "weight": 0.84}, "as text"),
+    ({"weight": 0.84}, "no 'role' key"),
 ])
 def test_known_mistakes_are_named(answer, phrase):
     verdict = check(LABEL, answer)
     assert verdict.status == "wrong" and phrase in verdict.message, verdict.message
-    assert "0.45" not in verdict.message  # never the expected answer
+    assert "0.84" not in verdict.message  # never the expected answer
 
 
 def test_unfinished_and_junk():
     assert check(LABEL, {"role": ..., "weight": ...}).status == "not done"
-    for junk in (None, "sink", [1, 2], {"role": "sink", "weight": "x"}, {"role": "sink", "weight": np.nan}):
+    for junk in (None, "sink", [1, 2], {"role": "neighbour", "weight": "x"},
+                 {"role": "neighbour", "weight": np.nan}):
         assert check(LABEL, junk).status in ("wrong", "not done")

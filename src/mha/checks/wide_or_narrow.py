@@ -6,9 +6,10 @@
   :func:`mha.examples.cat_sat_mat` that should share a head with "same part
   of speech" (the blocks of columns reordered), and that head's weight on the
   part-of-speech keys.
-* ``ex-single-head-cat`` (numeric): in the single map (h = 1) of
+* ``ex-single-head-mat`` (numeric): in the single map (h = 1) of
   :func:`mha.examples.cat_sat_mat`, the role whose keys get most of the row
-  of "cat", and the weight that row puts on ".".
+  of "mat", and the weight they get together (the key "." is a neighbour of
+  "mat" as well as the sink's key).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from ..head_roles import role_keys, role_mass
 from ..stats import head_entropy, row_entropy
 from .core import answer_array, call_learner, checker, compare, dict_parts, entry_names, one_number, wrong
 
-__all__ = ["role_partner", "single_head_cat"]
+__all__ = ["role_partner", "single_head_mat"]
 
 # Learners may compute in float32: compare with tolerances that float32 meets.
 _ATOL, _RTOL = 1e-6, 1e-5
@@ -185,51 +186,67 @@ _ROLE_WORDS = {"neighbour": "neighbour", "neighbor": "neighbour", "neighbours": 
                "samepartofspeech": "same part of speech", "partofspeech": "same part of speech",
                "pos": "same part of speech", "sameword": "same word", "word": "same word",
                "delimitersink": "delimiter sink", "sink": "delimiter sink", "delimiter": "delimiter sink"}
-_CAT, _DOT = 1, 7  # the row of "cat" and the key "."
+_MAT, _DOT = 6, 7  # the row of "mat" and the key "." (which sits beside "mat")
+_NEIGHBOUR, _SINK = 0, 3
 
 
-def _cat_row(h, divide_by=None):
-    """The weights of the row of "cat" in head 1 at ``h`` heads (the sink's head when ``h = 4`` is asked for)."""
+def _mat_row(h, head=0, divide_by=None):
+    """The weights of the row of "mat" in head ``head`` of ``h`` heads, and the weight on each role's keys."""
     ex = cat_sat_mat()
     Q, K = ex.X @ ex.W_Q, ex.X @ ex.W_K                          # (T, d), the split comes next
     d_k = Q.shape[1] // h
-    head = h - 1                                                # the last head holds the sink's columns
     cols = slice(head * d_k, (head + 1) * d_k)
-    scores = Q[_CAT, cols] @ K[:, cols].T                       # (T,)
+    scores = Q[_MAT, cols] @ K[:, cols].T                       # (T,)
     w = softmax(scores / np.sqrt(d_k if divide_by is None else divide_by))
-    masses = {role: float(w[keys[_CAT]].sum()) for role, keys in zip(ex.roles, role_keys(ex))}
+    masses = {role: float(w[keys[_MAT]].sum()) for role, keys in zip(ex.roles, role_keys(ex))}
     return w, masses
 
 
-def single_head_cat():
-    """Reference answer of ex-single-head-cat: the leading role of cat's row at h = 1, and its weight on "."."""
-    w, masses = _cat_row(1)
-    return {"role": max(masses, key=masses.get), "weight": float(w[_DOT])}
+def single_head_mat():
+    """Reference answer of ex-single-head-mat: the role whose keys get most of mat's row at h = 1, and that weight."""
+    _, masses = _mat_row(1)
+    role = max(masses, key=masses.get)
+    return {"role": role, "weight": masses[role]}
 
 
-@checker("ex-single-head-cat", kind="numeric")
-def single_head_cat_check(answer):
-    """The role that leads the row of "cat" in the single map (h = 1), and the weight on "."."""
+@checker("ex-single-head-mat", kind="numeric")
+def single_head_mat_check(answer):
+    """The role whose keys get most of the row of "mat" in the single map (h = 1), and their weight together."""
     role, weight = dict_parts(answer, ("role", "weight"), "{'role': 'same word', 'weight': 0.1}")
-    expected = single_head_cat()
+    expected = single_head_mat()
+    roles = cat_sat_mat().roles
     if not isinstance(role, str):
         wrong(f"'role' should be the name of a role, as text (e.g. 'neighbour'); got {type(role).__name__}.")
     named = _ROLE_WORDS.get("".join(c for c in role.lower() if c.isalpha()))
     if named is None:
         wrong("'role' is not one of the four roles: neighbour, same part of speech, same word, delimiter sink.")
     if named != expected["role"]:
-        wrong(f"'role': in the single map, the keys of {named} get less of cat's row than another role's keys. "
+        if named == roles[_SINK]:
+            wrong("'role': \".\" takes the largest weight of any key in mat's row, but the sink's keys are "
+                  "\".\" alone. A key can belong to two roles: which keys does each role have in this row?")
+        wrong(f"'role': in the single map, the keys of {named} get less of mat's row than another role's keys. "
               "At h = 1 the four roles' scores add up in one head: add the q·k each role gives every key, "
-              "then compare the weights that land on each role's keys.")
-    four, _ = _cat_row(4)
-    two, _ = _cat_row(2)
-    compare(one_number(weight, "'weight'"), expected["weight"], "'weight'", atol=0.006, rtol=0, mistakes=[
-        (_cat_row(1, divide_by=8)[0][_DOT], "'weight': that divides by √8, the head width of h = 4. "
-                                            "With one head, d_k is the whole width, 32."),
-        (_cat_row(1, divide_by=1)[0][_DOT], "'weight': the scores were not divided by √d_k."),
-        (four[_DOT], "'weight': that is the sink head of h = 4. With one head, the sink's score "
-                     "shares the softmax with the other roles' scores."),
-        (two[_DOT], "'weight': that is head 2 of h = 2, which holds only the word and sink columns."),
-    ], shape_hint="'weight' is one number.")
-    return (f"with one head, the sink's q·k of 20 outweighs the rest, yet it keeps only "
-            f"{expected['weight']:.2f} of the row: the other roles' scores share the one softmax.")
+              "then add the weights that land on each role's keys.")
+    w1, _ = _mat_row(1)
+    role_of = {r: m[expected["role"]] for r, m in (
+        ("h4", _mat_row(4, head=_NEIGHBOUR)[1]), ("h2", _mat_row(2, head=0)[1]),
+        ("sqrt8", _mat_row(1, divide_by=8)[1]), ("raw", _mat_row(1, divide_by=1)[1]))}
+    weight = one_number(weight, "'weight'")
+    if weight > 1.01:
+        wrong("'weight' is more than 1: it is the weight of one row, which adds up to 1.")
+    compare(weight, expected["weight"], "'weight'", atol=0.006, rtol=0, mistakes=[
+        (w1[_DOT], "'weight': that is the weight on \".\" alone. The neighbour's keys in this row are both "
+                   "tokens beside \"mat\": add the weight on the other one."),
+        (w1[_DOT - 2], "'weight': that is the weight on \"warm\" alone. The neighbour's keys in this row are "
+                       "both tokens beside \"mat\"."),
+        (role_of["sqrt8"], "'weight': that divides by √8, the head width of h = 4. With one head, d_k is the "
+                           "whole width, 32."),
+        (role_of["raw"], "'weight': the scores were not divided by √d_k."),
+        (role_of["h4"], "'weight': that is the neighbour head of h = 4, alone. With one head, the neighbour's "
+                        "scores share the softmax with the other roles' scores."),
+        (role_of["h2"], "'weight': that is head 1 of h = 2, which holds only the neighbour and part-of-speech "
+                        "columns."),
+    ], shape_hint="'weight' is one number.",
+       hint="Add the weights of mat's row on the keys of that role.")
+    return ("\".\" leads the row, but it also sits beside \"mat\": one weight counts for the sink and for the "
+            "neighbour, so the neighbour's two keys together get the most.")
