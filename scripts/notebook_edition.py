@@ -161,6 +161,8 @@ class Chapter:
         fragment = f"equation-{label}" if role == "eq" else label
         kind = {"numref": "std-numref", "ref": "std-ref"}.get(role)
         found = self.page.link(fragment, kind)
+        if found is None and role == "ref":  # sphinx-exercise renders {ref} to an exercise as "Exercise N"
+            found = self.page.link(fragment, "std-numref")
         if found is None:
             raise EditionError(f"{self.stem}: no {{{role}}} link to {label!r} on the built page")
         target, text = found
