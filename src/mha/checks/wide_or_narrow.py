@@ -176,8 +176,9 @@ def role_partner_check(answer):
         (_pos_weight(order, divide_by=1), "'weight': the scores were not divided by √d_k."),
     ], shape_hint="'weight' is one number.",
        hint="Average, over the query rows, the weight the head puts on each row's part-of-speech keys.")
-    return ("roles that want the same keys do not compete in one softmax: sharing a head with the same word "
-            "even helps the part of speech.")
+    return ("the same word wants some of the part-of-speech keys, above all the token itself, so the part-of-speech "
+            "keys keep the most weight beside it. That rise comes from each token's weight on itself; the link "
+            "between two different nouns gets weaker.")
 
 
 # --------------------------------------------------------------------------- the single map of the roles layer
