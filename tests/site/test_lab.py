@@ -79,6 +79,21 @@ def git_status() -> list[str]:
     return sorted(out.splitlines())
 
 
+def read_when_written(path, deadline: float):
+    """The notebook at ``path`` once the server has finished writing it.
+
+    The file's time changes when the server starts writing; a busy machine can show it empty or
+    half written for a moment after that (seen once: "Notebook does not appear to be JSON: ''").
+    """
+    while True:
+        try:
+            return nbformat.read(path, as_version=4)
+        except (nbformat.reader.NotJSONError, ValueError):
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
 def wait_for_run(page, expected: int, timeout_s: float) -> dict:
     deadline = time.monotonic() + timeout_s
     state = {}
@@ -212,7 +227,7 @@ def test_chapter_runs_in_jupyterlab(stem, lab_server, chromium, slider_moves_pic
         while path.stat().st_mtime_ns == mtime_before and time.monotonic() < deadline:
             time.sleep(0.2)
         assert path.stat().st_mtime_ns != mtime_before, "Ctrl-S did not save the notebook"
-        saved = nbformat.read(path, as_version=4)
+        saved = read_when_written(path, deadline)
         assert wrong_source not in saved.cells[answer_index].source  # the solution was saved
         assert git_status() == status_before, "saving changed git status"
         assert tree_digest(ROOT / "book") == book_before, "saving changed book/"
