@@ -381,25 +381,25 @@ def _largest_norm(A, axis) -> float:
     return 0.0 if m == 0 else m * float(np.linalg.norm(A / m, axis=axis).max())  # scaled: no overflow
 
 
-def loop_dtype(X, W_Q, W_K, W_V, W_O, h):
+def loop_dtype(X, weights, h):
     r"""The narrowest float type, from the inputs' own, that holds every number of the head-by-head layer.
 
     By Cauchy-Schwarz, with :math:`x = \max_t \lVert X_t \rVert` and :math:`w_M` the longest
     column of ``M``: :math:`|q| \le x w_Q`, :math:`|q \cdot k| / \sqrt{d_k} \le \sqrt{d_k}\, x^2 w_Q w_K`,
     a weighted sum of values stays within :math:`x w_V`, and the output within
-    :math:`\sqrt{h d_v}\, x w_V w_O`.
+    :math:`\sqrt{h d_v}\, x w_V w_O`. ``weights`` holds the four matrices, queries first, output last.
 
     Raises
     ------
     ValueError
         If even float64 could overflow.
     """
-    d_k, d_v = W_Q.shape[1] // h, W_V.shape[1] // h
+    d_k, d_v = weights[0].shape[1] // h, weights[2].shape[1] // h
     x = _largest_norm(X, -1)
-    w_Q, w_K, w_V, w_O = (_largest_norm(W, 0) for W in (W_Q, W_K, W_V, W_O))
+    w_Q, w_K, w_V, w_O = (_largest_norm(W, 0) for W in weights)
     bound = max(x * w_Q, x * w_K, x * w_V, math.sqrt(d_k) * (x * w_Q) * (x * w_K),
                 math.sqrt(h * d_v) * (x * w_V) * w_O)
-    dtype = np.result_type(X, W_Q, W_K, W_V, W_O)
+    dtype = np.result_type(X, *weights)
     for work in (dtype, np.dtype(np.float32), np.dtype(np.float64)):
         if work.itemsize >= dtype.itemsize and bound < _HEADROOM * float(np.finfo(work).max):
             return work

@@ -758,7 +758,7 @@ def multi_head_attention_loop(X, W_Q, W_K, W_V,  # as in mha.multi_head_attentio
     """
     weights = Projections(W_Q, W_K, W_V, W_O)
     X, P, h, _, d_k, d_v = _check_layer(X, weights, h, None)
-    work = loop_dtype(X, *P[:4], h)
+    work = loop_dtype(X, P[:4], h)
     P = Projections(*(W.astype(work, copy=False) for W in P[:4]))
     return _loop_heads(X.astype(work, copy=False), P, h)
 

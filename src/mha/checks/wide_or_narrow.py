@@ -118,6 +118,16 @@ def _pos_weight(order, *, h=2, divide_by=None, reorder_k=True, head=None, role=_
     return float((w * role_keys(ex)[role]).sum(axis=-1).mean())
 
 
+def _role_named(value, key):
+    """The role the learner's text ``value`` (the answer's entry ``key``) names, or a "wrong" verdict."""
+    if not isinstance(value, str):
+        wrong(f"'{key}' should be the name of a role, as text (e.g. 'neighbour'); got {type(value).__name__}.")
+    named = _ROLE_WORDS.get("".join(c for c in value.lower() if c.isalpha()))
+    if named is None:
+        wrong(f"'{key}' is not one of the four roles: neighbour, same part of speech, same word, delimiter sink.")
+    return named
+
+
 def _pair_order(partner):
     """Block order that puts ``partner`` beside the part-of-speech block, the other two after them."""
     return [_POS, partner] + [b for b in _PARTNERS if b != partner]
@@ -137,11 +147,7 @@ def role_partner_check(answer):
     partner, weight = dict_parts(answer, ("partner", "weight"), "{'partner': 'neighbour', 'weight': 0.5}")
     expected = role_partner()
     roles = cat_sat_mat().roles
-    if not isinstance(partner, str):
-        wrong(f"'partner' should be the name of a role, as text (e.g. 'neighbour'); got {type(partner).__name__}.")
-    named = _ROLE_WORDS.get("".join(c for c in partner.lower() if c.isalpha()))
-    if named is None:
-        wrong("'partner' is not one of the four roles: neighbour, same part of speech, same word, delimiter sink.")
+    named = _role_named(partner, "partner")
     if named == roles[_POS]:
         wrong("'partner' is the role that shares the head with 'same part of speech': one of the other three.")
     if named != expected["partner"]:
@@ -216,11 +222,7 @@ def single_head_mat_check(answer):
     role, weight = dict_parts(answer, ("role", "weight"), "{'role': 'same word', 'weight': 0.1}")
     expected = single_head_mat()
     roles = cat_sat_mat().roles
-    if not isinstance(role, str):
-        wrong(f"'role' should be the name of a role, as text (e.g. 'neighbour'); got {type(role).__name__}.")
-    named = _ROLE_WORDS.get("".join(c for c in role.lower() if c.isalpha()))
-    if named is None:
-        wrong("'role' is not one of the four roles: neighbour, same part of speech, same word, delimiter sink.")
+    named = _role_named(role, "role")
     if named != expected["role"]:
         if named == roles[_SINK]:
             wrong("'role': \".\" takes the largest weight of any key in mat's row, but the sink's keys are "
