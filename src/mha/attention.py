@@ -594,15 +594,17 @@ def _project_qkv(X, P):
 
 
 def _layer(X, P, h, g, mask=None, causal=False):
-    """The multi-head layer, unchecked: project, split, attend, merge, mix.
+    """Multi-head attention, unchecked: project, split, attend, merge, mix.
 
-    Returns the output ``Y``, every head's weights ``A`` and the intermediates
-    ``(Q, K, V, concat)``. The scores' float type and their overflow check sit
-    one level down, in :func:`_attention`; :func:`_steps` checks the rest.
+    Returns ``Y``, every head's weights ``A`` and ``(Q, K, V, concat)``.
+    :func:`_attention` picks the scores' float type and checks them for
+    overflow; :func:`_steps` checks the rest.
     """
-    Q, K, V = _project_qkv(X, P)  # (B, T, d) -> (B, T, h*d_k), (B, T, g*d_k), (B, T, g*d_v)
-    Q_i, K_i, V_i = _split(Q, h), _split(K, g), _split(V, g)  # -> (B, h, T, d_k), (B, g, T, d_k), (B, g, T, d_v)
-    Z, A = _attention(Q_i, K_i, V_i, mask, causal, grouped=True, dtype=X.dtype)  # (B, h, T, d_v), (B, h, T, T)
+    Q, K, V = _project_qkv(X, P)  # (B, T, d) -> (B, T, h*d_k), (B, T, g*d_·)
+    Q_i = _split(Q, h)  # heads on their own axis: -> (B, h, T, d_k)
+    K_i, V_i = _split(K, g), _split(V, g)  # -> (B, g, T, d_k), (B, g, T, d_v)
+    Z, A = _attention(Q_i, K_i, V_i, mask, causal, grouped=True,
+                      dtype=X.dtype)  # Z (B, h, T, d_v), A (B, h, T, T)
     concat = _merge(Z)  # (B, h, T, d_v) -> (B, T, h*d_v)
     Y = _project(concat, P.W_O, P.b_O)  # (B, T, h*d_v) -> (B, T, d_out)
     return Y, A, (Q, K, V, concat)
