@@ -1,4 +1,4 @@
-"""Chapter 05's dictionary lookup: the speed of one training step, the section's build time, and the controls.
+"""Chapter 06's dictionary lookup: the speed of one training step, the section's build time, and the controls.
 
 Three parts, each run from the repository root:
 
@@ -25,7 +25,7 @@ every seed (the page trains seed 0 of them), with the accuracy of each asked key
 one head's weights on the two asked entries. ``--only NAME ...`` runs some of them and
 keeps the rest of the record. It writes the record
 ``benchmarks/results/bench_training_controls.json`` (and a ``.txt`` summary), which
-chapter 05 reads and glues from.
+chapter 06 reads and glues from.
 
 Measured on the book's 2-core machine (load about 1; its speed moves by 20-30 % within
 minutes, so these are one run each):
@@ -39,14 +39,14 @@ minutes, so these are one run each):
   without that cut; 1 process: 26.5 s wall, 25.7 s CPU. The same accuracies every time.
   Against the code before the cut (interleaved, 4 runs each, busy machine): 10.9-13.4 s
   wall against 16.5-20.8 s. Quiet machines of earlier stops: 12.7 s wall, 24.7 s CPU.
-  Builds ran chapter 05 in 15.2-19.0 s, and in 20.6 s on the slowest machine of the
+  Builds ran chapter 06 in 15.2-19.0 s, and in 20.6 s on the slowest machine of the
   last stop (myst-nb's execution time, with the kernel's start and shutdown; the build
   prints each chapter's, and ``_build/build-report.json`` keeps them).
   Since then the page trains one seed (not three) of the two fixed-d_k models of its
   table, and a run makes its step's arrays once. On a slower 2-core machine (AMD EPYC,
   1 MiB of L2 per core), ``--rounds 2``: 14.5-15.1 s wall, 28.2-29.9 s CPU cut at
   ``tr.JOB_BYTES``, 14.8-15.1 s and 28.4-29.3 s not cut; 1 process 28.8 s. There,
-  one-chapter builds executed chapter 05 in 19.0 s (twice), and nbclient ran its cells in
+  one-chapter builds executed chapter 06 in 19.0 s (twice), and nbclient ran its cells in
   17.9-19.4 s, against 23.8-25.4 s for the code and page of the last stop.
 * ``controls`` (3 seeds each; the record in ``results/`` has every number): four keys
   at d = 32, h = 1 .. 32: 0.32, 0.54, 1.00, 1.00, 0.33, 0.27; one key, h = 1 .. 16:
@@ -142,7 +142,7 @@ def run_step(args):
 
 # ================================================================ the section's build time
 def section_settings():
-    """The training chapter 05 runs at build time (the same list as its code cell)."""
+    """The training chapter 06 runs at build time (the same list as its code cell)."""
     return ([{"h": h, "seeds": SEEDS} for h in (1, 2, 4, 8, 16)]
             + [{"h": h, "d_k": 4, "seeds": SEEDS[:1]} for h in (1, 2, 8, 16)])
 
@@ -166,14 +166,14 @@ def run_section(args):
             wall, cpu, acc = timed_sweep(processes, job_bytes)
             seconds[label].append((wall, cpu))
             accuracies.append(acc)
-            print(f"chapter 05's training, {processes} processes, {label}: {wall:.1f} s wall, {cpu:.1f} s CPU",
+            print(f"chapter 06's training, {processes} processes, {label}: {wall:.1f} s wall, {cpu:.1f} s CPU",
                   flush=True)
     assert all(a == accuracies[0] for a in accuracies), "the accuracies depend on how the jobs were cut"
     for label, pairs in seconds.items():
         walls, cpus = zip(*pairs)
         print(f"{label}: wall {min(walls):.1f}-{max(walls):.1f} s, CPU {min(cpus):.1f}-{max(cpus):.1f} s")
     wall, cpu, _ = timed_sweep(1, tr.JOB_BYTES)
-    print(f"chapter 05's training, 1 process: {wall:.1f} s wall, {cpu:.1f} s CPU; the same accuracies")
+    print(f"chapter 06's training, 1 process: {wall:.1f} s wall, {cpu:.1f} s CPU; the same accuracies")
 
 
 # ================================================================ the controls
@@ -234,7 +234,7 @@ def main(argv=None):
     sub = parser.add_subparsers(dest="part", required=True)
     step = sub.add_parser("step", help="one training step, NumPy against PyTorch")
     step.add_argument("--repeat", type=int, default=200)
-    section = sub.add_parser("section", help="the seconds chapter 05's training adds to the build")
+    section = sub.add_parser("section", help="the seconds chapter 06's training adds to the build")
     section.add_argument("--rounds", type=int, default=2, help="rounds of the two ways of cutting the jobs")
     controls = sub.add_parser("controls", help="the recipe's controls, written to benchmarks/results/")
     controls.add_argument("--processes", type=int, default=2)

@@ -33,7 +33,7 @@ def folder_bytes(path: Path) -> int:
 
 
 def executed_seconds(lines: list[str]) -> dict[str, float]:
-    """The seconds myst-nb reports for each notebook it executed, by page (``book/05_how_many_heads``)."""
+    """The seconds myst-nb reports for each notebook it executed, by page (``book/06_how_many_heads``)."""
     times = {}
     for line in lines:
         match = EXECUTED.match(line)

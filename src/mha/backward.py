@@ -9,7 +9,7 @@ forward steps of :func:`mha.attention_steps` backwards, one line per step.
   :func:`mha.multi_head_attention` plus ``dY``.
 * :func:`steps_backward` -- the same walk from a forward pass already done
   (an :class:`mha.AttentionSteps`): the chain rule written out step by step.
-  (Chapter 05's trainer, :mod:`mha.training`, has its own backward for its
+  (Chapter 06's trainer, :mod:`mha.training`, has its own backward for its
   one-query layer.)
 * :func:`attend_backward` -- the heads' part alone, from the head outputs back
   to the split ``Q``, ``K``, ``V`` (any number of queries and keys).

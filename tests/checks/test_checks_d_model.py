@@ -1,4 +1,4 @@
-"""Checkers of book/06_d_model.md (mha.checks.d_model): accept the reference, name the classic mistakes."""
+"""Checkers of book/07_d_model.md (mha.checks.d_model): accept the reference, name the classic mistakes."""
 
 import pytest
 

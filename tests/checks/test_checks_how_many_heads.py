@@ -1,4 +1,4 @@
-"""Checkers of book/05_how_many_heads.md (mha.checks.how_many_heads): accept the reference, name the classic mistakes."""
+"""Checkers of book/06_how_many_heads.md (mha.checks.how_many_heads): accept the reference, name the classic mistakes."""
 
 import numpy as np
 import pytest

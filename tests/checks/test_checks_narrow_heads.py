@@ -1,4 +1,4 @@
-"""Checkers of book/07_narrow_heads.md (mha.checks.narrow_heads): exactly the queries that work pass."""
+"""Checkers of book/05_narrow_heads.md (mha.checks.narrow_heads): exactly the queries that work pass."""
 
 import numpy as np
 import pytest

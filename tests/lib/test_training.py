@@ -279,7 +279,7 @@ def test_a_job_larger_than_its_share_is_cut():
 
 
 def test_a_grid_too_large_for_the_cache_trains_one_seed_at_a_time():
-    """Chapter 05's grid (five head counts x three seeds) is cut by seeds; each model still gets its own numbers."""
+    """Chapter 06's grid (five head counts x three seeds) is cut by seeds; each model still gets its own numbers."""
     chapter = [{"h": h, "seeds": (0, 1, 2)} for h in (1, 2, 4, 8, 16)] + [{"h": 16, "d_k": 4, "seeds": (0, 1, 2)}]
     jobs = sweep._jobs(chapter, 1)
     assert sorted(jobs) == [((0, 1, 2, 3, 4), (0,)), ((0, 1, 2, 3, 4), (1,)), ((0, 1, 2, 3, 4), (2,)),

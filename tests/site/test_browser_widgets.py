@@ -23,8 +23,8 @@ pytestmark = pytest.mark.browser
 # browsers have two pickers, not a slider: tests/site/test_browser_head_browser.py drives them.
 WIDGET_PAGES = {
     "book/04_wide_or_narrow.html": ("mha-roles",),
-    "book/05_how_many_heads.html": ("mha-lookup",),
-    "book/07_narrow_heads.html": ("mha-q-sweep",),
+    "book/06_how_many_heads.html": ("mha-lookup",),
+    "book/05_narrow_heads.html": ("mha-q-sweep",),
     "book/11_rank_bound.html": ("mha-dk-sweep", "mha-floor"),
 }
 CASES = [(page, dom_class) for page, classes in WIDGET_PAGES.items() for dom_class in classes]

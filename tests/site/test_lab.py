@@ -2,7 +2,7 @@
 
 A JupyterLab like Binder's (the `lab_server` fixture in conftest.py: the .venv's JupyterLab
 4.4.9, scripts/lab.py's command line, postBuild's settings, on 127.0.0.1 with a token) serves
-the notebook edition. For chapters 01, 04, 05, 07, 09 and 10, headless Chromium opens the chapter at the
+the notebook edition. For chapters 01, 04, 05, 06, 09 and 10, headless Chromium opens the chapter at the
 path its launch button opens (lab/tree/notebooks/NN_slug.ipynb), runs every cell through the
 Run menu, and checks that:
 
@@ -43,10 +43,10 @@ WRONG = {
                           "    A = np.asarray(A, dtype=float)\n"
                           "    return -(A * np.log(np.where(A > 0, A, 1.0))).sum(axis=-1).sum(axis=-1)",
                           "added the entropies"),
-    "05_how_many_heads": ("by_h = {r.h: r.dev_bleu for r in mha.papers.VASWANI2017_TABLE3_A}\n"
+    "06_how_many_heads": ("by_h = {r.h: r.dev_bleu for r in mha.papers.VASWANI2017_TABLE3_A}\n"
                           "answer = [by_h[1] - max(by_h.values()), by_h[32] - max(by_h.values())]",
                           "both numbers are negative"),
-    "07_narrow_heads": ("answer = 5.0", "largest key wins"),
+    "05_narrow_heads": ("answer = 5.0", "largest key wins"),
     "09_real_heads": ("def previous_token_mass(A):\n"
                       "    return np.diagonal(A, -1).sum() / A.shape[-1]",
                       "divided by T"),
@@ -55,7 +55,7 @@ WRONG = {
                            "    return A[t, t - period].mean()",
                            "earlier copy itself"),
 }
-SLIDER_CHAPTERS = {"04_wide_or_narrow", "07_narrow_heads"}
+SLIDER_CHAPTERS = {"04_wide_or_narrow", "05_narrow_heads"}
 TIMINGS = ROOT / "_build" / "lab-timings.json"
 
 _PROMPTS_DONE_JS = """

@@ -1,4 +1,4 @@
-"""Checkers for the exercises of book/06_d_model.md (what fixes d_model).
+"""Checkers for the exercises of book/07_d_model.md (what fixes d_model).
 
 * ``ex-shapes-768`` (numeric): d_k, the shapes of W_i^Q and W^O for
   d_model = 768 with 12 heads, and which sizes the sublayer may choose freely.

@@ -1,4 +1,4 @@
-"""Checkers for the exercises of book/05_how_many_heads.md (how many heads).
+"""Checkers for the exercises of book/06_how_many_heads.md (how many heads).
 
 * ``ex-bleu-gaps`` (numeric): BLEU lost by one head and by 32 heads, against
   the best row of Vaswani et al.'s Table 3 (A).

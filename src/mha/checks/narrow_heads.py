@@ -1,4 +1,4 @@
-"""Checkers for the exercises of book/07_narrow_heads.md (why a narrow head can express less).
+"""Checkers for the exercises of book/05_narrow_heads.md (why a narrow head can express less).
 
 The head of both exercises has d_k = 1 and the keys (2, 0, 1) for "I",
 "love" and "LLMs" (:data:`KEYS`); a query is one number q.

@@ -76,7 +76,7 @@ def _cost(settings, job):
 
     In units of one column of one model's keys and values for one step: each
     step costs about 24 of them whatever it trains, each model 13 more, and
-    its ``c = h d_k + d`` columns (fitted to the job times of chapter 05's
+    its ``c = h d_k + d`` columns (fitted to the job times of chapter 06's
     sweep on the book's machine, to within about 15 %).
     """
     indices, positions = job
@@ -95,7 +95,7 @@ def _usable_cpus():
 #: float32); the step's other arrays are about as large again. Beyond it they outgrow a core's cache (2 MiB of L2 on the book's machine), and the
 #: step slows down, most of all when the machine is busy. There, one step of five head counts with
 #: three seeds stacked (4.4 MiB) took 0.83-0.97 ms per model, one seed at a time (1.4 MiB) 0.48-0.55 ms;
-#: on a quiet machine, 0.48-0.54 against 0.57-0.61 ms. Chapter 05's sweep on the busy machine:
+#: on a quiet machine, 0.48-0.54 against 0.57-0.61 ms. Chapter 06's sweep on the busy machine:
 #: 13.3-14.3 s (2 processes) with its jobs cut at this size, 15.9-17.0 s without
 #: (``benchmarks/bench_training.py section``). On a 2-core AMD EPYC (1 MiB of L2) the stacked step
 #: was slow for another reason: about 2,500 page faults per step (9-10 ms of system time in a 20-23 ms

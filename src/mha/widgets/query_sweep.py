@@ -25,7 +25,7 @@ __all__ = ["q_sweep", "q_sweep_live"]
 class _QPainter:
     """One figure for the q sweep: the row's scores ``q k_j`` and its weights, as bars that move with q.
 
-    The weights against every q are chapter 07's figure; the sweep shows the step before them
+    The weights against every q are chapter 05's figure; the sweep shows the step before them
     instead: the one number q stretches (or flips) the fixed row of keys into scores.
     """
 
