@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 
 from .._validate import as_float_array, check_ndim
 from ..plotting import book_style
-from ..width_one import as_keys, q_peak, q_sweep_weights, q_threshold
+from ..width_one import as_keys, q_sweep_weights
 from ._common import FIG_WIDTH, check_tokens, colour, label, num, parse_numbers
 from .frames import FramePainter, caption_html, frame_stack
 
@@ -77,23 +77,6 @@ class _QPainter:
         return self.painter.png()
 
 
-def _q_facts(keys, tokens):
-    """The sweep's facts in words: where the extreme keys pass 0.95, and the best of a middle key."""
-    facts = []
-    for j, k in enumerate(keys):
-        if k in (keys.min(), keys.max()):
-            try:
-                q_star = q_threshold(keys, j, 0.95)
-            except ValueError:  # a shared extreme key never reaches 0.95
-                continue
-            side = "<" if k == keys.min() else ">"
-            facts.append(f"{tokens[j]} gets more than 0.95 for q {side} {num(q_star, '.2f')}")
-        else:
-            q_best, w_best = q_peak(keys, j)
-            facts.append(f"{tokens[j]} gets at most {w_best:.3f} (at q = {num(q_best, '.2f')})")
-    return "; ".join(facts)
-
-
 def _q_caption(q, weights, tokens, keys):
     parts = ", ".join(f"{t} {w:.2f}" for t, w in zip(tokens, weights))
     top = np.flatnonzero(np.isclose(weights, weights.max(), rtol=0, atol=1e-12))
@@ -131,10 +114,12 @@ def q_sweep(keys=(2, 0, 1), tokens=("I", "love", "LLMs"), q_values=None):
     weights = q_sweep_weights(q_values, keys)  # (m, n)
     painter = _QPainter(keys, tokens, q_range=(min(-5.0, q_values.min()), max(5.0, q_values.max())))
     frames = [(painter.draw(q, w), _q_caption(q, w, tokens, keys)) for q, w in zip(q_values, weights)]
+    # The intro states no thresholds (where a weight passes 0.95, the peak of a middle key):
+    # the chapter's exercises ask for them. Each frame's caption gives the weights at its own q.
     intro = (f"A head of width d<sub>k</sub> = 1 with keys {html.escape(_fmt_keys(keys))} for "
              f"“{html.escape(' '.join(tokens))}”. Each score of a query's row is q times a key, so the "
-             f"one number q sets the whole row: {html.escape(_q_facts(keys, tokens))}. "
-             "Move the slider (or use the arrow keys) to change q.")
+             "one number q sets the whole row. Move the slider (or use the arrow keys) to change q; "
+             "the text under the picture gives the weights at that q.")
     return frame_stack(frames, [num(q, "+.1f") for q in q_values], start=int(np.argmin(np.abs(q_values))),
                         description="query q", intro=intro, dom_class="mha-q-sweep",
                         value_texts=[f"q = {num(q, '+.2f')}" for q in q_values])
