@@ -15,25 +15,53 @@ def status(label, answer):
 
 # ---- ex-q-love ---------------------------------------------------------------------------------
 
+def love_boundary():
+    """Where the weight of "love" crosses 0.95, found by bisection on the weights themselves."""
+    lo, hi = -10.0, 0.0  # weight above 0.95 at lo, below at hi
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if weights_for_q(mid)[1] > 0.95 else (lo, mid)
+    return (lo + hi) / 2
+
+
+def test_love_weight_falls_as_q_grows():
+    # The exercise says "love" passes 0.95 exactly when q is below one value: its weight must fall.
+    w = weights_for_q(np.linspace(-20, 20, 4001))[:, 1]
+    assert (np.diff(w) < 0).all()
+
+
 @settings(max_examples=40, deadline=None)
 @given(q=st.floats(-50.0, 50.0))
-def test_q_love_accepts_exactly_the_qs_that_work(q):
-    works = weights_for_q(q)[1] > 0.95
-    assert (status("ex-q-love", q) == "correct") == bool(works)
+def test_q_love_accepts_exactly_the_boundary_to_two_decimals(q):
+    assert (status("ex-q-love", q) == "correct") == (abs(q - love_boundary()) <= 0.005)
+
+
+@pytest.mark.parametrize("answer", [-2.99, -2.993, np.float32(-2.99), [[-2.99]]])
+def test_q_love_accepts_the_boundary(answer):
+    v = check("ex-q-love", answer)
+    assert v.status == "correct", v.message
+    assert "2.993" not in v.message  # only the learner's own number, rounded, is echoed
 
 
 @pytest.mark.parametrize("answer, words", [
     (2.0, "largest key wins"),
+    (2.99, "largest key wins"),     # the boundary with the wrong sign
     (0.97, "looks like a weight"),
     (0, "each token gets a third"),
-    (-1.0, "right direction"),
+    (-1.0, "further from zero"),
+    (-2.98, "further from zero"),
+    (-3.0, "between -3 and 0"),     # a stop of the slider: above 0.95, but not the boundary
+    (-5.0, "towards zero"),
+    (-2.94, 'only "love" and "LLMs"'),   # ln(1/19): "I" left out of the softmax
+    (-1.47, 'only "love" and "I"'),      # ln(1/19)/2: "LLMs" left out
     ([-4, -5], "one number"),
     (True, "truth value"),
-    ("-4", "text"),
+    ("-3", "text"),
 ])
 def test_q_love_names_mistakes(answer, words):
     v = check("ex-q-love", answer)
     assert v.status == "wrong" and words in v.message, v.message
+    assert "2.99" not in v.message or answer in (2.99,), v.message  # never the boundary itself
 
 
 # ---- ex-q-llms ---------------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 The head of both exercises has d_k = 1 and the keys (2, 0, 1) for "I",
 "love" and "LLMs" (:data:`KEYS`); a query is one number q.
 
-* ``ex-q-love`` (numeric): a q for which "love" gets a weight above 0.95.
+* ``ex-q-love`` (numeric): the boundary q* below which "love" gets a weight above
+  0.95, to two decimals. Answers on either side of it learn on which side they are.
 * ``ex-q-llms`` (numeric): a q giving "LLMs" more than 0.34, or the word
   "impossible" when there is none (there is none). One q far from 0 gets a
   hint; a q near 0 or a search over several values gets the whole argument.
@@ -49,14 +50,25 @@ def _one_q(answer, what="your q"):
     return float(arr.reshape(()))
 
 
+# "love" (key 0) has the weight 1 / (1 + e^q + e^2q); it passes 0.95 where e^q + e^2q = 1/19,
+# a quadratic in x = e^q. Dropping one of the other two tokens gives the two slips below.
+_REST = 1 / _LOVE - 1
+_Q_STAR = float(np.log((np.sqrt(1 + 4 * _REST) - 1) / 2))  # about -2.993
+_TOL = 0.005  # two decimals
+_ONE_TOKEN_SLIPS = [
+    (float(np.log(_REST)), '"love" and "LLMs": 1 / (1 + e^q). "I", with the score 2q, takes weight too.'),
+    (float(np.log(_REST) / 2), '"love" and "I": 1 / (1 + e^(2q)). "LLMs", with the score q, takes weight too.'),
+]
+
+
 @checker("ex-q-love", kind="numeric")
 def q_love(answer):
-    """A query for which the one-wide head gives "love" a weight above 0.95."""
+    """The q* below which the one-wide head gives "love" a weight above 0.95, to two decimals."""
     q = _one_q(answer)
     w = weights_for_q(q)
     love = near_threshold(w[1], _LOVE)
-    if w[1] > _LOVE:
-        return f'with q = {q:g}, "love" gets {love}.'
+    if abs(q - _Q_STAR) <= _TOL:
+        return f'q* = {q:.2f}: "love" gets more than {_LOVE} of the weight exactly when q is below it.'
     if 0.95 < q <= 1:
         wrong(f"{q:g} looks like a weight. The answer is the query q, the number that multiplies the keys.")
     if q == 0:
@@ -64,8 +76,15 @@ def q_love(answer):
     if q > 0:
         wrong(f'with q = {q:g}, the largest key wins: "I" gets {w[0]:.3f} and "love" only {love}. '
               '"love" has the smallest key. What does the sign of q do to the order of the scores?')
+    for slip, why in _ONE_TOKEN_SLIPS:
+        if abs(q - slip) <= _TOL:
+            wrong(f'with q = {q:g}, "love" gets {love}. Your q is where "love" would pass {_LOVE} if the '
+                  f"row had only {why}")
+    if w[1] > _LOVE:
+        wrong(f'with q = {q:g}, "love" gets {love}, more than {_LOVE}: so q* lies between {q:g} and 0. '
+              f"Move q towards zero until the weight is {_LOVE}.")
     wrong(f'with q = {q:g}, "love" gets {love}: the right direction, but not yet above {_LOVE}. '
-          "Move q further from zero.")
+          "q* is further from zero.")
 
 
 _NO_SUCH_Q = {"impossible", "none", "noq", "nosuchq", "noneexists", "thereisnone", "noqexists",
