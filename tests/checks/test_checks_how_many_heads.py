@@ -1,10 +1,13 @@
 """Checkers of book/06_how_many_heads.md (mha.checks.how_many_heads): accept the reference, name the classic mistakes."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
-import mha
+from mha import training
 from mha.checks import check
+from mha.checks.how_many_heads import _intact, _rescored
 
 
 def status(label, answer):
@@ -43,85 +46,124 @@ def test_bleu_gaps_points_to_the_method_for_other_numbers():
     assert v.status == "wrong" and "largest number in the last column" in v.message
 
 
-# ---- ex-layer-sizes ----------------------------------------------------------------------------
-
-def test_layer_sizes_accepts_reference():
-    assert status("ex-layer-sizes", lambda d, h, T: (4 * d * d, h * T * T)) == "correct"
-
-
-def test_layer_sizes_agrees_with_mha_costs():
-    def via_costs(d, h, T):
-        return mha.costs.attention_param_count(d, h), mha.costs.score_entries(T, h)
-    assert status("ex-layer-sizes", via_costs) == "correct"
-
-
-@pytest.mark.parametrize("func, words", [
-    (lambda d, h, T: (4 * d * (d // h), h * T * T), "one head only"),
-    (lambda d, h, T: (3 * d * d, h * T * T), "leaves out W_O"),
-    (lambda d, h, T: (4 * d * d + 4 * d, h * T * T), "biases"),
-    (lambda d, h, T: (4 * d * d, T * T), "one score map"),
-    (lambda d, h, T: (4 * d * d, h * T * (d // h)), "entries of the queries"),
-    (lambda d, h, T: (4 * d * d, T * T * d), "multiplies by d"),
-    (lambda d, h, T: 4 * d * d, "pair"),
-    (lambda d, h, T: 1 / 0, "ZeroDivisionError"),
-])
-def test_layer_sizes_names_mistakes(func, words):
-    v = check("ex-layer-sizes", func)
-    assert v.status == "wrong" and words in v.message, v.message
-
-
-def test_layer_sizes_stub_is_not_done():
-    def stub(d, h, T):
-        raise NotImplementedError
-    assert status("ex-layer-sizes", stub) == "not done"
-
-
 # ---------------------------------------------------------------- ex-lookup-variant
-import dataclasses  # noqa: E402
-
-import pytest  # noqa: E402
-
-from mha import training  # noqa: E402
-from mha.checks import check  # noqa: E402
-
-
 @pytest.fixture(scope="module")
-def one_key_runs():
-    return [training.dictionary_lookup(h, n_keys=1, steps=150) for h in (1, 16)]
+def runs3():
+    """The exercise's runs: three keys at d = 16, h = 1, 4 and 16, the default budget (about 1.5 s)."""
+    return training.head_sweep((1, 4, 16), n_keys=3)
 
 
-def test_lookup_variant_accepts_a_prediction_that_matches_the_run(one_key_runs):
-    best = max(one_key_runs, key=lambda r: r.accuracy).h
-    verdict = check("ex-lookup-variant", {"best": best, "runs": one_key_runs})
+def test_bleu_gaps_praise_does_not_overclaim():
+    message = check("ex-bleu-gaps", (0.9, 0.4)).message
+    assert "twice" not in message and "uneven" in message
+
+
+def test_lookup_variant_accepts_a_prediction_that_matches_the_run(runs3):
+    best = max(runs3, key=lambda r: r.accuracy).h
+    verdict = check("ex-lookup-variant", {"best": best, "runs": runs3})
+    assert verdict.status == "correct" and "among the best" in verdict.message, verdict.message
+    assert "h = 16: " in verdict.message and "0.062" in verdict.message and "0.125" in verdict.message
+
+
+def test_lookup_variant_accepts_a_prediction_the_run_contradicts_and_shows_the_comparison(runs3):
+    worst = min(runs3, key=lambda r: r.accuracy)
+    verdict = check("ex-lookup-variant", {"best": worst.h, "runs": runs3})
     assert verdict.status == "correct", verdict.message
+    assert "disagrees" in verdict.message and f"h = {worst.h}: {worst.accuracy:.3f}" in verdict.message
 
 
-def test_lookup_variant_rejects_a_prediction_the_run_contradicts(one_key_runs):
-    worst = min(one_key_runs, key=lambda r: r.accuracy).h
-    verdict = check("ex-lookup-variant", {"best": worst, "runs": one_key_runs})
-    assert verdict.status == "wrong" and "says otherwise" in verdict.message
+@pytest.mark.parametrize("best", [np.int64(16), np.int32(4), 4.0, np.float64(1.0)])
+def test_lookup_variant_takes_numpy_and_whole_float_head_counts(runs3, best):
+    verdict = check("ex-lookup-variant", {"best": best, "runs": runs3})
+    assert verdict.status == "correct" and f"you predicted h = {int(best)};" in verdict.message, verdict.message
 
 
-def test_lookup_variant_rejects_a_typed_in_result(one_key_runs):
-    forged = [dataclasses.replace(r, accuracy=1.0) if r.h == 16 else r for r in one_key_runs]
+def test_lookup_variant_takes_runs_as_a_dict(runs3):
+    assert check("ex-lookup-variant", {"best": 1, "runs": {r.h: r for r in runs3}}).ok
+
+
+def test_lookup_variant_rejects_a_typed_in_result(runs3):
+    forged = [dataclasses.replace(r, accuracy=1.0) if r.h == 16 else r for r in runs3]
     verdict = check("ex-lookup-variant", {"best": 16, "runs": forged})
-    assert verdict.status == "wrong" and "does not match" in verdict.message
+    assert verdict.status == "wrong" and "does not match its own weights" in verdict.message
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"params": {}}, "does not hold the weights"),
+    ({"params": None}, "does not hold the weights"),
+    ({"d": 16.0}, "d = 16.0"),
+    ({"h": 0}, "do not fit together"),
+    ({"h": "1"}, "h = '1'"),
+    ({"n_keys": [1]}, "n_keys = [1]"),
+    ({"steps": True}, "steps = True"),
+    ({"accuracy": float("nan")}, "accuracy = nan"),
+    ({"lr": None}, "lr = None"),
+])
+def test_lookup_variant_names_an_edited_result(runs3, change, words):
+    edited = [dataclasses.replace(runs3[0], **change)] + list(runs3[1:])
+    verdict = check("ex-lookup-variant", {"best": 4, "runs": edited})
+    assert verdict.status == "wrong" and words in verdict.message and "could not be checked" not in verdict.message, \
+        verdict.message
+
+
+def test_lookup_variant_names_wrong_shaped_weights(runs3):
+    r = runs3[0]
+    params = dict(r.params, W_Q=r.params["W_Q"][:, :1])
+    verdict = check("ex-lookup-variant", {"best": 4, "runs": [dataclasses.replace(r, params=params), *runs3[1:]]})
+    assert verdict.status == "wrong" and "float array of shape" in verdict.message, verdict.message
+
+
+def test_lookup_variant_refuses_a_short_budget():
+    runs = training.head_sweep((1, 4, 16), n_keys=3, steps=1)
+    for best in (1, 4):  # whatever the prediction: one step at chance certifies nothing
+        verdict = check("ex-lookup-variant", {"best": best, "runs": runs})
+        assert verdict.status == "wrong" and "default budget" in verdict.message, verdict.message
+
+
+def test_lookup_variant_refuses_a_lower_learning_rate():
+    runs = training.head_sweep((1, 4, 16), n_keys=3, steps=1500, lr=1e-3)
+    verdict = check("ex-lookup-variant", {"best": 1, "runs": runs})
+    assert verdict.status == "wrong" and "default budget" in verdict.message, verdict.message
+
+
+def test_lookup_variant_asks_for_the_named_head_counts(runs3):
+    verdict = check("ex-lookup-variant", {"best": 1, "runs": runs3[:2]})
+    assert verdict.status == "wrong" and "h = 1, 4, 16" in verdict.message and "no h = 16" in verdict.message
+
+
+def test_lookup_variant_names_runs_that_learned_nothing(runs3):
+    # No honest default-budget run does this; a result edited consistently (weights zeroed) can.
+    zeroed = [dataclasses.replace(r, params={k: np.zeros_like(v) for k, v in r.params.items()}) for r in runs3]
+    zeroed = [dataclasses.replace(r, accuracy=_rescored(r, _intact(r))) for r in zeroed]
+    verdict = check("ex-lookup-variant", {"best": 1, "runs": zeroed})
+    assert verdict.status == "wrong" and "learned nothing" in verdict.message, verdict.message
 
 
 def test_lookup_variant_needs_one_of_the_two_variants():
-    runs = [training.dictionary_lookup(h, n_keys=2, steps=5) for h in (1, 2)]
+    runs = [training.dictionary_lookup(h, n_keys=1, steps=5) for h in (1, 2)]  # the page shows this variant
     verdict = check("ex-lookup-variant", {"best": 2, "runs": runs})
     assert verdict.status == "wrong" and "variants" in verdict.message
 
 
+def test_lookup_variant_needs_the_same_setting_but_h(runs3):
+    other_seed = training.dictionary_lookup(16, n_keys=3, seed=1)
+    verdict = check("ex-lookup-variant", {"best": 1, "runs": [*runs3[:2], other_seed]})
+    assert verdict.status == "wrong" and "change only h" in verdict.message
+
+
 @pytest.mark.parametrize("answer", [None, 3, {"best": 1}, {"best": 1, "runs": "x"}, {"best": 1, "runs": [1, 2]},
-                                    {"best": ..., "runs": ...}])
+                                    {"best": ..., "runs": ...}, {"best": 1, "runs": dict}])
 def test_lookup_variant_survives_junk(answer):
     verdict = check("ex-lookup-variant", answer)
-    assert verdict.status in ("wrong", "not done")
+    assert verdict.status in ("wrong", "not done") and "could not be checked" not in verdict.message, verdict.message
 
 
-def test_lookup_variant_refuses_a_best_it_did_not_run(one_key_runs):
-    for best in (3, True, "1"):
-        verdict = check("ex-lookup-variant", {"best": best, "runs": one_key_runs})
-        assert verdict.status == "wrong" and "head counts you ran" in verdict.message
+def test_lookup_variant_names_a_single_result(runs3):
+    verdict = check("ex-lookup-variant", {"best": 1, "runs": runs3[0]})
+    assert verdict.status == "wrong" and "one result" in verdict.message
+
+
+def test_lookup_variant_refuses_a_best_it_did_not_run(runs3):
+    for best in (3, True, "1", 2.5, float("nan"), [1]):
+        verdict = check("ex-lookup-variant", {"best": best, "runs": runs3})
+        assert verdict.status == "wrong" and "head counts you ran (1, 4, 16)" in verdict.message, verdict.message

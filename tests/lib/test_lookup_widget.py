@@ -91,3 +91,72 @@ def test_live_explorer_without_models_waits():
 def test_live_explorer_refuses_bad_input(kw, error, match):
     with pytest.raises(error, match=match):
         lw.lookup_explorer_live(**kw)
+
+
+def png_rows(png):
+    """A PNG's height in pixels (from its IHDR chunk)."""
+    return int.from_bytes(png[20:24], "big")
+
+
+def test_frames_draw_only_the_heads_a_model_has(short_runs):
+    frames = lw.lookup_frames(list(short_runs.values()))
+    heights = [png_rows(png) for png, _ in frames]
+    assert heights[0] < heights[1] < heights[2]  # h = 1, 2, 4: one row per head, no empty rows
+    painters = lw._Painters(short_runs[2].samples, 0)
+    painters.draw(short_runs[2], 0, "t", "a")
+    assert painters.by_h[2].image.get_array().shape == (2, 9)
+
+
+def test_columns_say_what_they_are(short_runs):
+    r = short_runs[1]
+    labels = lw._token_labels(r.samples, 0)
+    k, v = r.samples.keys[0][0], r.samples.values[0][0]
+    assert labels[0] == f"key {k}\nvalue {v}" and labels[-1].startswith("query\n(keys ")
+    assert "→" not in "".join(labels)
+    box = lw.lookup_explorer({"d_k = d/h": list(short_runs.values())})
+    intro = find(box, widgets.HTML)[-1].value
+    assert "stores value 9 under key 10" in intro and "Move the slider to change h" in intro
+
+
+@pytest.mark.parametrize("sample, error", [(1.5, TypeError), ("0", TypeError), (None, TypeError),
+                                           (True, TypeError), (4, ValueError), (-1, ValueError)])
+def test_frames_refuse_a_bad_sample(short_runs, sample, error):
+    with pytest.raises(error, match="sample"):
+        lw.lookup_frames([short_runs[1]], sample=sample)
+
+
+def test_frames_refuse_results_scored_on_other_lookups(short_runs):
+    other = tr.dictionary_lookup(1, n_keys=3, steps=2)
+    with pytest.raises(ValueError, match="same test lookups"):
+        lw.lookup_frames([short_runs[1], other])
+
+
+@pytest.mark.parametrize("results", [None, 3, "abc", [], [None]])
+def test_frames_refuse_junk_results(results):
+    with pytest.raises(TypeError, match="results"):
+        lw.lookup_frames(results)
+
+
+@pytest.mark.parametrize("kw, error, match", [
+    ({"start": 5}, ValueError, "start"), ({"start": 1.5}, TypeError, "start"), ({"start": True}, TypeError, "start"),
+    ({"sample": 1.5}, TypeError, "sample"),
+])
+def test_static_explorer_refuses_bad_positions(short_runs, kw, error, match):
+    with pytest.raises(error, match=match):
+        lw.lookup_explorer({"a": list(short_runs.values())}, **kw)
+
+
+@pytest.mark.parametrize("by_mode, error, match", [
+    ([], TypeError, "by_mode"), (None, TypeError, "by_mode"), ({}, ValueError, "head counts"),
+    ({"a": []}, TypeError, "by_mode"), ({"a": 3}, TypeError, "by_mode"),
+])
+def test_static_explorer_refuses_bad_modes(by_mode, error, match):
+    with pytest.raises(error, match=match):
+        lw.lookup_explorer(by_mode)
+
+
+@pytest.mark.parametrize("kw, error", [({"sample": 1.5}, TypeError), ({"sample": True}, TypeError),
+                                       ({"h": 2.0}, ValueError), ({"h": True}, ValueError)])
+def test_live_explorer_refuses_bad_positions(kw, error):
+    with pytest.raises(error):
+        lw.lookup_explorer_live(**kw)

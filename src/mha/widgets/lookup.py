@@ -1,9 +1,10 @@
 """What trained heads do on the dictionary lookup, as a widget that works on the static page.
 
 :func:`lookup_explorer` takes trained results (:mod:`mha.training`), one per
-head count and per choice of ``d_k``, and draws, for one test lookup, every
-head's attention over the 8 entries and the query, with the entries the query
-names marked, and the model's two answers. A slider picks ``h`` and a toggle
+head count and per choice of ``d_k``, and draws, for one test lookup, each of
+the model's ``h`` heads as one row of weights over the 8 (key, value) entries
+and the query, with the entries whose keys the query names boxed, and the
+model's answers. A slider picks ``h`` and a toggle
 picks "d_k = d/h" or "d_k fixed"; both are linked in the browser (``jslink``),
 so the static page needs no kernel. Every picture is drawn at build time with
 :class:`mha.widgets.frames.FramePainter`. :func:`lookup_explorer_live` is the same
@@ -13,6 +14,7 @@ picture with a kernel: it trains the model you pick when you pick it.
 from __future__ import annotations
 
 import html
+from collections.abc import Mapping
 
 import ipywidgets as widgets
 import numpy as np
@@ -20,7 +22,7 @@ from ipywidgets.widgets.widget_string import HTMLStyle
 from matplotlib.figure import Figure
 
 from .. import training
-from .._validate import check_count, check_positive_int
+from .._validate import check_count, check_index, check_positive_int
 from ..plotting import SEQUENTIAL, book_style
 from ..training import LookupResult
 from .frames import FramePainter, caption_html
@@ -31,39 +33,53 @@ MAX_HEADS = 16
 
 
 def _token_labels(sample, i):
-    """Names of the 9 tokens of test lookup ``i``: ``key→value`` for entries, then the query."""
-    entries = [f"k{k}→v{v}" for k, v in zip(sample.keys[i], sample.values[i])]
-    asked = " & ".join(f"k{k}" for k in sample.asked_keys[i])
-    return entries + [f"query {asked}"]
+    """Column names for test lookup ``i``: each entry's key and value, then the query and the keys it names."""
+    entries = [f"key {k}\nvalue {v}" for k, v in zip(sample.keys[i], sample.values[i])]
+    asked = ", ".join(str(k) for k in sample.asked_keys[i])
+    return entries + [f"query\n(keys {asked})" if len(sample.asked_keys[i]) > 1 else f"query\n(key {asked})"]
 
 
 class _LookupPainter:
-    """One figure reused for every frame: heads × tokens weights, the asked columns boxed, the answers."""
+    """One figure for every frame with ``h`` heads: h × tokens weights, the asked columns boxed, the answers."""
 
-    def __init__(self, labels, asked):
+    def __init__(self, labels, asked, h):
         with book_style():
-            self.fig = Figure(figsize=(7.0, 4.6), dpi=80, layout="constrained")
+            self.fig = Figure(figsize=(7.0, 2.5 + 0.17 * h), dpi=80, layout="constrained")
             ax = self.fig.add_subplot()
-            self.image = ax.imshow(np.full((MAX_HEADS, len(labels)), np.nan), vmin=0, vmax=1, cmap=SEQUENTIAL,
+            self.image = ax.imshow(np.full((h, len(labels)), np.nan), vmin=0, vmax=1, cmap=SEQUENTIAL,
                                    aspect="auto", interpolation="nearest")
-            ax.set_xticks(range(len(labels)), labels=labels, rotation=60, ha="right", fontsize=8)
-            ax.set_yticks(range(MAX_HEADS), labels=[f"head {i + 1}" for i in range(MAX_HEADS)], fontsize=7)
-            for j in asked:
-                ax.add_patch(_box(j, MAX_HEADS))
-            ax.set_xlabel("token attended to (boxed: the entries the query names)")
-            self.fig.colorbar(self.image, ax=ax, shrink=0.8, label="the query's weight")
-            self.title = ax.set_title("", fontsize=10)
+            ax.set_xticks(range(len(labels)), labels=labels, fontsize=7)
+            ax.set_yticks(range(h), labels=[f"head {i + 1}" for i in range(h)], fontsize=7)
+            boxes = [ax.add_patch(_box(j, h)) for j in asked]
+            ax.set_xlabel("the 8 (key, value) entries of the input, then the query token\n"
+                          "boxed: the entries whose keys the query names", fontsize=8)
+            self.fig.colorbar(self.image, ax=ax, shrink=0.9, label="the query's weight")
+            # Placeholder text of a frame's size, so that the layout leaves room above the heads.
+            self.title = ax.set_title("16 heads\nanswers", fontsize=10, pad=4)
             self.answers = ax.annotate("", (0.0, 1.0), xycoords="axes fraction", xytext=(0, 18),
                                        textcoords="offset points", fontsize=9, va="bottom")
-        self.painter = FramePainter(self.fig, [self.image, self.title, self.answers])
+        # The boxes move with nothing, but they must be drawn over each frame's weights.
+        self.painter = FramePainter(self.fig, [self.image, *boxes, self.title, self.answers])
 
     def draw(self, weights, title, answers):
-        grid = np.full((MAX_HEADS, weights.shape[1]), np.nan)
-        grid[:weights.shape[0]] = weights
-        self.image.set_data(grid)
+        self.image.set_data(weights)
         self.title.set_text(title)
         self.answers.set_text(answers)
         return self.painter.png()
+
+
+class _Painters:
+    """One :class:`_LookupPainter` per head count, made when first needed (each draws only its h rows)."""
+
+    def __init__(self, samples, sample):
+        self.labels = _token_labels(samples, sample)
+        self.asked = samples.asked[sample]
+        self.by_h = {}
+
+    def draw(self, r, sample, title, answers):
+        if r.h not in self.by_h:
+            self.by_h[r.h] = _LookupPainter(self.labels, self.asked, r.h)
+        return self.by_h[r.h].draw(r.sample_weights[sample], title, answers)
 
 
 def _box(j, rows):
@@ -75,17 +91,38 @@ def _describe(r, i):
     """Title, answer line and caption of result ``r`` on sample lookup ``i``."""
     asked_keys, right = r.samples.asked_keys[i], r.samples.answers[i]
     got = r.sample_answers[i]
-    answer = "; ".join(f"k{k}: answered v{g} ({'right' if g == t else f'wrong, v{t}'})"
+    answer = "; ".join(f"key {k}: answered value {g} ({'right' if g == t else f'wrong, the value is {t}'})"
                        for k, g, t in zip(asked_keys, got, right))
     heads = "1 head" if r.h == 1 else f"{r.h} heads"
     title = f"{heads}, d_k = {r.d_k}, d_v = {r.d_v}: test accuracy {r.accuracy:.3f}"
     on = r.sample_attention[i]  # (h, n_keys)
-    lead = ", ".join(f"head {a + 1} puts {on[a].max():.2f} on k{asked_keys[on[a].argmax()]}"
+    lead = ", ".join(f"head {a + 1} puts {on[a].max():.2f} on the entry of key {asked_keys[on[a].argmax()]}"
                      for a in range(min(r.h, 4)))
     more = ", ..." if r.h > 4 else ""
     caption = (f"{heads} of width d_k = {r.d_k}, trained on the lookup (test accuracy {r.accuracy:.3f}). "
                f"For the lookup shown: {lead}{more}. Answers: {answer}.")
     return title, answer, caption
+
+
+def _results(results, name="results"):
+    """``results`` as a non-empty list of LookupResult that fit the picture, or a clear error."""
+    if isinstance(results, (str, bytes)) or not hasattr(results, "__iter__"):
+        raise TypeError(f"{name} must be a sequence of mha.training.LookupResult, got {type(results).__name__}")
+    results = list(results)
+    if not results or not all(isinstance(r, LookupResult) for r in results):
+        raise TypeError(f"{name} must be a non-empty sequence of mha.training.LookupResult")
+    for r in results:
+        if isinstance(r.h, bool) or not isinstance(r.h, (int, np.integer)) or not 1 <= r.h <= MAX_HEADS:
+            raise ValueError(f"{name}: the picture has room for 1 to {MAX_HEADS} heads, got h={r.h!r}")
+        if np.shape(r.sample_weights)[1:2] != (r.h,):
+            raise ValueError(f"{name}: the result with h={r.h} holds sample weights of shape "
+                             f"{np.shape(r.sample_weights)}, not one row per head")
+    first = results[0].samples
+    for r in results[1:]:
+        if not all(np.array_equal(getattr(r.samples, a), getattr(first, a)) for a in ("keys", "values", "asked")):
+            raise ValueError(f"{name} must all be scored on the same test lookups (the same n_keys); "
+                             f"got n_keys {sorted({x.n_keys for x in results})}")
+    return results
 
 
 def lookup_frames(results, sample=0):
@@ -94,23 +131,26 @@ def lookup_frames(results, sample=0):
     Parameters
     ----------
     results : sequence of LookupResult
-        At most 16 heads each; all scored on the same test set.
+        At most 16 heads each; all scored on the same test lookups (the same ``n_keys``).
     sample : int
         Which of the results' sample lookups to show.
+
+    Raises
+    ------
+    TypeError
+        If ``results`` is not a sequence of LookupResult, or ``sample`` is not an integer.
+    ValueError
+        If a result has more than 16 heads, the results were scored on different lookups, or
+        ``sample`` is out of range.
     """
-    results = list(results)
-    if not results or not all(isinstance(r, LookupResult) for r in results):
-        raise TypeError("results must be a non-empty sequence of mha.training.LookupResult")
-    if max(r.h for r in results) > MAX_HEADS:
-        raise ValueError(f"the picture has room for at most {MAX_HEADS} heads")
+    results = _results(results)
     first = results[0]
-    if not 0 <= sample < first.samples.keys.shape[0]:
-        raise ValueError(f"sample must be an index of the results' {first.samples.keys.shape[0]} sample lookups")
-    painter = _LookupPainter(_token_labels(first.samples, sample), first.samples.asked[sample])
+    sample = check_index(sample, "sample", first.samples.keys.shape[0])
+    painters = _Painters(first.samples, sample)
     frames = []
     for r in results:
         title, answer, caption = _describe(r, sample)
-        frames.append((painter.draw(r.sample_weights[sample], title, answer), caption))
+        frames.append((painters.draw(r, sample, title, answer), caption))
     return frames
 
 
@@ -141,11 +181,15 @@ def lookup_explorer(by_mode, *, start=1, sample=0, dom_class="mha-lookup"):
     ipywidgets.VBox
         With classes ``mha-sweep`` and ``dom_class``.
     """
-    modes = {str(k): list(v) for k, v in by_mode.items()}
+    if not isinstance(by_mode, Mapping):
+        raise TypeError("by_mode must be a dict of toggle label -> sequence of LookupResult, "
+                        f"got {type(by_mode).__name__}")
+    modes = {str(k): _results(v, f"by_mode[{k!r}]") for k, v in by_mode.items()}
     counts = {tuple(r.h for r in rs) for rs in modes.values()}
     if not modes or len(counts) != 1:
         raise ValueError("every mode needs one result per head count, the same head counts in the same order")
     hs = counts.pop()
+    start = check_index(start, "start", len(hs))
     frames = lookup_frames([r for rs in modes.values() for r in rs], sample)  # one figure paints every frame
     stacks = [_stack(frames[i:i + len(hs)]) for i in range(0, len(frames), len(hs))]
     slider = widgets.SelectionSlider(options=[(str(h), i) for i, h in enumerate(hs)], index=start,
@@ -161,9 +205,10 @@ def lookup_explorer(by_mode, *, start=1, sample=0, dom_class="mha-lookup"):
     widgets.jslink((toggle, "index"), (outer, "selected_index"))
     d = modes[next(iter(modes))][0].d
     intro = (f"One test lookup, read by models of width d = {d} with h heads. Each row is one head's weights "
-             "over the 8 entries and the query itself; the boxed columns hold the keys the query names. "
-             "Move the slider to change h; the toggle keeps d<sub>k</sub> = d/h or holds it fixed "
-             f"({html.escape(', '.join(modes))}).")
+             "over the 8 (key, value) entries of the input and the query token itself; a column such as "
+             "\u201ckey 10, value 9\u201d is the entry that stores value 9 under key 10. The boxed columns are "
+             "the entries whose keys the query names. Move the slider to change h; the toggle keeps "
+             f"d<sub>k</sub> = d/h or holds it fixed ({html.escape(', '.join(modes))}).")
     box = widgets.VBox([widgets.HTML(f"<p>{intro}</p>"), toggle, slider, outer])
     box.add_class("mha-sweep")
     box.add_class(str(dom_class))
@@ -198,13 +243,12 @@ def lookup_explorer_live(results=(), *, h=2, fixed_d_k=4, seed=0, steps=1500, sa
         With DOM class ``mha-lookup-live``.
     """
     counts = (1, 2, 4, 8, 16)
-    if h not in counts:
+    if isinstance(h, bool) or not isinstance(h, (int, np.integer)) or h not in counts:
         raise ValueError(f"h must be one of {counts}, got {h!r}")
     fixed_d_k = check_positive_int(fixed_d_k, "fixed_d_k")
     steps = check_positive_int(steps, "steps")
     seed = check_count(seed, "seed")
-    if not 0 <= sample < training.N_SAMPLES:
-        raise ValueError(f"sample must be an index of the {training.N_SAMPLES} sample lookups, got {sample!r}")
+    sample = check_index(sample, "sample", training.N_SAMPLES)
     trained = {}
     for r in results:
         if not isinstance(r, LookupResult):
@@ -214,7 +258,7 @@ def lookup_explorer_live(results=(), *, h=2, fixed_d_k=4, seed=0, steps=1500, sa
     test = training.test_set(2)
     samples = training.LookupBatch(test.keys[:training.N_SAMPLES], test.values[:training.N_SAMPLES],
                                    test.asked[:training.N_SAMPLES])
-    painter = _LookupPainter(_token_labels(samples, sample), samples.asked[sample])
+    painters = _Painters(samples, sample)
     slider = widgets.SelectionSlider(options=[(str(c), c) for c in counts], value=h, description="heads h",
                                      continuous_update=False, style={"description_width": "initial"},
                                      layout=widgets.Layout(width="95%", max_width="40em"))
@@ -235,7 +279,7 @@ def lookup_explorer_live(results=(), *, h=2, fixed_d_k=4, seed=0, steps=1500, sa
             trained[(h_now, d_k, s, n)] = training.dictionary_lookup(h_now, d_k=d_k, seed=s, steps=n)
         r = trained[(h_now, d_k, s, n)]
         title, answer, text = _describe(r, sample)
-        image.value = painter.draw(r.sample_weights[sample], title, answer)
+        image.value = painters.draw(r, sample, title, answer)
         caption.value = caption_html(text)
         status.value = f"<p>{len(trained)} model(s) trained so far; this one: test accuracy {r.accuracy:.3f}.</p>"
 
@@ -246,7 +290,8 @@ def lookup_explorer_live(results=(), *, h=2, fixed_d_k=4, seed=0, steps=1500, sa
     else:
         status.value = "<p>Move the slider, flip the toggle or change the seed to train a model.</p>"
     intro = ("One test lookup, read by a model trained on demand. Each row is one head's weights over the 8 "
-             "entries and the query; the boxed columns hold the keys the query names.")
+             "(key, value) entries of the input and the query token; the boxed columns are the entries whose "
+             "keys the query names.")
     box = widgets.VBox([widgets.HTML(f"<p>{intro}</p>"), toggle, slider, seed_box, status, image, caption])
     box.add_class("mha-lookup-live")
     return box
