@@ -46,6 +46,9 @@ class HeadCountRow:
         Perplexity on newstest2013, per word piece (lower is better; at least 1).
     dev_bleu : float
         BLEU on newstest2013 (higher is better; from 0 to 100).
+    params_m : int or None
+        The model's parameters in millions, where the table gives them (the
+        base model and rows (B)); ``None`` where its cell is empty.
 
     A row is checked when it is made: the widths must be positive integers and
     the scores finite numbers in their range.
@@ -56,10 +59,13 @@ class HeadCountRow:
     d_v: int
     dev_ppl: float
     dev_bleu: float
+    params_m: int | None = None
 
     def __post_init__(self):
         for field in ("h", "d_k", "d_v"):
             object.__setattr__(self, field, check_positive_int(getattr(self, field), field))
+        if self.params_m is not None:
+            object.__setattr__(self, "params_m", check_positive_int(self.params_m, "params_m"))
         object.__setattr__(self, "dev_ppl", check_number(self.dev_ppl, "dev_ppl", low=1))
         object.__setattr__(self, "dev_bleu", check_number(self.dev_bleu, "dev_bleu", low=0, high=100))
 
@@ -74,7 +80,7 @@ class HeadCountRow:
 VASWANI2017_TABLE3_A = (
     HeadCountRow(h=1, d_k=512, d_v=512, dev_ppl=5.29, dev_bleu=24.9),
     HeadCountRow(h=4, d_k=128, d_v=128, dev_ppl=5.00, dev_bleu=25.5),
-    HeadCountRow(h=8, d_k=64, d_v=64, dev_ppl=4.92, dev_bleu=25.8),
+    HeadCountRow(h=8, d_k=64, d_v=64, dev_ppl=4.92, dev_bleu=25.8, params_m=65),
     HeadCountRow(h=16, d_k=32, d_v=32, dev_ppl=4.91, dev_bleu=25.8),
     HeadCountRow(h=32, d_k=16, d_v=16, dev_ppl=5.01, dev_bleu=25.4),
 )
@@ -82,8 +88,8 @@ VASWANI2017_TABLE3_A = (
 #: Vaswani et al. (2017), Table 3, rows (B): the base model (``h = 8``, ``d_v = 64``) with narrower keys
 #: only, ``d_k`` 16 or 32 instead of 64. Same task and dev set as rows (A).
 VASWANI2017_TABLE3_B = (
-    HeadCountRow(h=8, d_k=16, d_v=64, dev_ppl=5.16, dev_bleu=25.1),
-    HeadCountRow(h=8, d_k=32, d_v=64, dev_ppl=5.01, dev_bleu=25.4),
+    HeadCountRow(h=8, d_k=16, d_v=64, dev_ppl=5.16, dev_bleu=25.1, params_m=58),
+    HeadCountRow(h=8, d_k=32, d_v=64, dev_ppl=5.01, dev_bleu=25.4, params_m=60),
 )
 
 #: The paper's base model, the row every variant in Table 3 is compared with.

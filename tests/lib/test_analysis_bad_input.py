@@ -111,6 +111,7 @@ SCALAR_CASES = [
     (lambda v: papers.HeadCountRow(h=v, d_k=64, d_v=64, dev_ppl=4.9, dev_bleu=25.8), "h", 0, ValueError),
     (lambda v: papers.HeadCountRow(h=8, d_k=64, d_v=64, dev_ppl=v, dev_bleu=25.8), "dev_ppl", np.nan, ValueError),
     (lambda v: papers.HeadCountRow(h=8, d_k=64, d_v=64, dev_ppl=4.9, dev_bleu=v), "dev_bleu", 101.0, ValueError),
+    (lambda v: papers.HeadCountRow(h=8, d_k=64, d_v=64, dev_ppl=4.9, dev_bleu=25.8, params_m=v), "params_m", 0, ValueError),
 ]
 
 
