@@ -204,3 +204,69 @@ def test_count_messages_do_not_state_the_expected_counts():
         message = check("ex-param-count", learner).message
         for count in expected:
             assert str(count) not in message and f"{count:,}" not in message
+
+
+def test_flops_refuse_a_class_or_an_unreadable_length_with_the_pair_message():
+    class BadLen:
+        def __len__(self):
+            raise RuntimeError("no length")
+
+        def __getitem__(self, i):
+            return 1
+
+    for answer in (dict, tuple, BadLen()):
+        v = _wrong("ex-attention-flops", answer, "should be a pair (projections, attention)")
+        assert "could not be checked" not in v.message
+
+
+# ---- decode intensity -----------------------------------------------------------------------
+
+from mha.checks.costs import DECODE_TASK, decode_factors  # noqa: E402
+
+DEC = decode_factors()
+
+
+def test_decode_reference_is_what_the_exercise_text_says():
+    a100 = 312e12 / 2039e9
+    assert DEC["Gemma 2B"] == pytest.approx(a100 / (2 * 8 / (1 * 2)))
+    assert DEC["Gemma 7B"] == pytest.approx(a100 / (2 * 16 / (16 * 2)))
+    for name in ("Gemma 2B", "Gemma 7B"):
+        m = mha.costs.get_model(name)
+        assert (m.h, m.n_kv_heads) == (DECODE_TASK[name]["h"], DECODE_TASK[name]["n_kv_heads"])
+        assert DEC[name] == pytest.approx(mha.costs.A100.flop_per_byte / mha.costs.decode_flop_per_byte(m.h, m.n_kv_heads))
+
+
+@pytest.mark.parametrize("answer", [DEC, {k: round(v, 1) for k, v in DEC.items()},
+                                    {"Gemma 2B": 153 / 8, "Gemma 7B": 153}, {k: np.float32(v) for k, v in DEC.items()}])
+def test_decode_accepts_the_reference(answer):
+    v = check("ex-decode-intensity", answer)
+    assert v.ok and "memory" in v.message
+
+
+@pytest.mark.parametrize("answer, words", [
+    ({"Gemma 2B": 8.0, "Gemma 7B": 1.0}, "the step's FLOPs per byte"),
+    ({"Gemma 2B": DEC["Gemma 7B"], "Gemma 7B": DEC["Gemma 2B"]}, "swapped"),
+    ({"Gemma 2B": 1 / DEC["Gemma 2B"], "Gemma 7B": DEC["Gemma 7B"]}, "upside down"),
+    ({"Gemma 2B": DEC["Gemma 2B"] / 2, "Gemma 7B": DEC["Gemma 7B"] / 2}, "half the right one"),
+    ({"Gemma 2B": DEC["Gemma 2B"] * 2, "Gemma 7B": DEC["Gemma 7B"]}, "twice the right one"),
+    ({"Gemma 2B": DEC["Gemma 2B"] / 1000, "Gemma 7B": DEC["Gemma 7B"]}, "units"),
+    ({"Gemma 2B": DEC["Gemma 7B"], "Gemma 7B": DEC["Gemma 7B"]}, "counted 8 key/value heads"),
+    ({"Gemma 2B": DEC["Gemma 2B"], "Gemma 7B": 50.0}, "Gemma 7B"),
+    ({"Gemma 2B": 1.0}, "no 'Gemma 7B' key"),
+    ([19.1, 153.0], "give a dict"),
+])
+def test_decode_names_the_mistake(answer, words):
+    v = _wrong("ex-decode-intensity", answer, words)
+    for value in DEC.values():
+        assert f"{value:.1f}" not in v.message and f"{value:.0f}" not in v.message.replace("Gemma 7B", "")
+
+
+@pytest.mark.parametrize("junk", JUNK + [dict, {"Gemma 2B": ..., "Gemma 7B": ...}, {"Gemma 2B": "x", "Gemma 7B": 1},
+                                         {"Gemma 2B": np.nan, "Gemma 7B": 1}, {"Gemma 2B": [1, 2], "Gemma 7B": 1}])
+def test_decode_survives_junk(junk):
+    v = check("ex-decode-intensity", junk)
+    assert v.status in ("wrong", "not done") and v.message
+
+
+def test_decode_stub_is_not_done():
+    assert check("ex-decode-intensity", {"Gemma 2B": ..., "Gemma 7B": ...}).status == "not done"

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 import mha
 from mha.checks import check, labels
-from mha.checks import costs
+from mha.checks import costs, costs_measured
 from mha.checks.narrow_heads import weights_for_q
 from mha.checks.splitting import head_writes, shapes_512
 from mha.checks.why_heads import COMPROMISE_COUNTS, COMPROMISE_TARGETS, blend_outputs, compromise_reference
@@ -126,13 +126,14 @@ def test_junk_functions_get_a_verdict(label, answer, status, phrase, capfd):
 
 
 @pytest.mark.parametrize("label", ["ex-split-heads", "ex-merge-heads", "ex-multi-head-attention",
-                                   "ex-head-entropy", "ex-param-count"])
+                                   "ex-head-entropy", "ex-param-count", "ex-online-softmax"])
 def test_nan_results_are_explained(label):
     def nan_like(*args, **kwargs):
         ref = {"ex-split-heads": mha.split_heads, "ex-merge-heads": mha.merge_heads,
                "ex-head-entropy": mha.head_entropy,
                "ex-multi-head-attention": lambda *a: mha.multi_head_attention(*a, causal=True),
-               "ex-param-count": costs._param_count}[label](*args, **kwargs)
+               "ex-param-count": costs._param_count,
+               "ex-online-softmax": costs_measured.online_reference}[label](*args, **kwargs)
         if isinstance(ref, tuple):
             return ref[0] * np.nan, ref[1]
         return np.asarray(ref, dtype=float) * np.nan
@@ -141,12 +142,13 @@ def test_nan_results_are_explained(label):
 
 
 @pytest.mark.parametrize("label", ["ex-one-hot-blend", "ex-shapes-512", "ex-role-partner",
-                                   "ex-shapes-768"])
+                                   "ex-shapes-768", "ex-decode-intensity"])
 @pytest.mark.parametrize("junk", range(len(VALUE_JUNK)))
 def test_junk_inside_the_dict_gets_a_verdict(label, junk):
     keys = {"ex-one-hot-blend": blend_outputs().keys(),
             "ex-shapes-512": shapes_512().keys(), "ex-role-partner": ["partner", "weight"],
-            "ex-shapes-768": ["d_k", "W_Q_i", "W_O", "free"]}[label]
+            "ex-shapes-768": ["d_k", "W_Q_i", "W_O", "free"],
+            "ex-decode-intensity": ["Gemma 2B", "Gemma 7B"]}[label]
     for key in keys:
         answer = {k: (VALUE_JUNK[junk] if k == key else "x") for k in keys}
         assert not check(label, answer, time_limit=LIMIT).ok

@@ -49,3 +49,74 @@ def test_median_times_takes_the_median_round():
 def test_bad_sizes_are_named(call, error, words):
     with pytest.raises(error, match=words):
         call()
+
+
+def test_layer_parts_together_give_the_layer():
+    import mha
+    from mha.timing import layer_parts
+
+    rng = np.random.default_rng(0)
+    T, d, h = 12, 8, 4
+    X = rng.standard_normal((T, d))
+    W = [rng.standard_normal((d, d)) for _ in range(4)]
+    parts = layer_parts(X, *W, h=h)
+    assert sorted(parts) == ["layer", "projections", "scores", "softmax", "weighted sum"]
+    Q, K, V, _ = parts["projections"]()
+    S = parts["scores"]()  # (h, T, T)
+    A = np.exp(S - S.max(axis=-1, keepdims=True))
+    A /= A.sum(axis=-1, keepdims=True)
+    Z = A @ V.reshape(T, h, d // h).swapaxes(0, 1)
+    Y = Z.swapaxes(0, 1).reshape(T, d) @ W[3]
+    Y_ref, A_ref = mha.multi_head_attention(X, *W, h=h)
+    assert np.allclose(Y, Y_ref) and np.allclose(A, A_ref)
+    assert np.allclose(parts["layer"]()[0], Y_ref)
+    parts["softmax"]()  # the in-place softmax, run again and again on one array, stays a softmax
+    parts["softmax"]()
+
+
+def test_layer_parts_softmax_is_the_layers_softmax():
+    from mha.timing import layer_parts
+
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((6, 4)).astype(np.float32)
+    W = [rng.standard_normal((4, 4)).astype(np.float32) for _ in range(4)]
+    parts = layer_parts(X, *W, h=2)
+    # the closure's work array starts as the scores; one call must turn it into the layer's weights
+    work = parts["softmax"].__closure__
+    cells = [c.cell_contents for c in work if isinstance(c.cell_contents, np.ndarray)]
+    (A_work,) = [a for a in cells if a.shape == (2, 6, 6)]
+    parts["softmax"]()
+    import mha
+
+    assert np.allclose(A_work, mha.multi_head_attention(X, *W, h=2)[1], atol=1e-6)
+
+
+@pytest.mark.parametrize("call, error, words", [
+    (lambda: __import__("mha").timing.layer_parts(np.ones((2, 2, 2)), *np.ones((4, 2, 2)), h=1), ValueError, "X"),
+    (lambda: __import__("mha").timing.layer_parts(np.ones((3, 4)), *np.ones((4, 4, 4)), h=3), ValueError, "h=3"),
+    (lambda: __import__("mha").timing.layer_parts(np.ones((3, 4)), *np.ones((4, 4, 4)), h="2"), TypeError, "h"),
+])
+def test_layer_parts_refuses_bad_input(call, error, words):
+    with pytest.raises(error, match=words):
+        call()
+
+
+def test_spread_sums_up_repeats():
+    from mha.timing import Spread, spread
+
+    assert spread([3.0, 1.0, 2.0]) == Spread(2.0, 1.0, 3.0, 3)
+    for bad, error in (([], ValueError), ([1.0, np.nan], ValueError), ("ab", TypeError), ([[1.0]], ValueError)):
+        with pytest.raises(error):
+            spread(bad)
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda: median_times({"a": np.ones}, repeat=10**20), "repeat"),
+    (lambda: __import__("mha").timing.best_time(np.ones, 1, number=10**20), "number"),
+    (lambda: matmul_flops_per_s(10**20), "n"),
+    (lambda: copy_bytes_per_s(10**20), "n_bytes"),
+    (lambda: measure_machine(repeat=10**20), "repeat"),
+])
+def test_huge_counts_are_refused_at_once(call, words):
+    with pytest.raises(ValueError, match=f"{words}=.*too large"):
+        call()

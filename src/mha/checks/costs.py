@@ -4,6 +4,9 @@
   exercise's grouped-query model (:data:`KV_TASK`).
 * ``ex-attention-flops`` (numeric): FLOPs of the projections and of the
   attention core for one sequence (:data:`FLOP_TASK`, Llama 2 70B's shape).
+* ``ex-decode-intensity`` (numeric, a dict): for Gemma 2B and Gemma 7B
+  (:data:`DECODE_TASK`), the A100's FLOPs per byte over the FLOPs per byte of
+  the attention over the KV cache in one decoding step.
 * ``ex-param-count`` (code): ``attention_param_count(d, h)`` with the optional
   keywords ``d_k``, ``bias`` and ``n_kv_heads``, as
   :func:`mha.costs.attention_param_count` (d_v = d_k; d_k defaults to d // h).
@@ -16,15 +19,20 @@ text, never typed in, and they are never shown to the learner.
 from __future__ import annotations
 
 from ..costs import attention_flops, kv_cache_bytes
-from .core import answer_array, call_learner, checker, compare, one_number, pair, wrong
+from .core import answer_array, call_learner, checker, compare, dict_parts, one_number, pair, safe_repr, wrong
 
-__all__ = ["KV_TASK", "FLOP_TASK"]
+__all__ = ["KV_TASK", "FLOP_TASK", "DECODE_TASK"]
 
 #: The imaginary model of the KV-cache exercise.
 KV_TASK = {"n_layers": 40, "h": 40, "n_kv_heads": 8, "d_k": 128, "T": 4096, "bytes_per_value": 2}
 
 #: The layer of the FLOP-count exercise (the attention shape of Llama 2 70B).
 FLOP_TASK = {"T": 4096, "d": 8192, "h": 64, "n_kv_heads": 8, "d_k": 128}
+
+#: The two models of the decode-intensity exercise, the cache's bytes per number and the A100's
+#: datasheet figures (TFLOP/s of dense bfloat16 products, GB/s of memory bandwidth).
+DECODE_TASK = {"Gemma 2B": {"h": 8, "n_kv_heads": 1}, "Gemma 7B": {"h": 16, "n_kv_heads": 16},
+               "bytes_per_value": 2, "tflops": 312, "gbs": 2039}
 
 
 # --------------------------------------------------------------------------- KV cache
@@ -59,10 +67,28 @@ def check_kv_cache_size(answer):
 
 # --------------------------------------------------------------------------- FLOPs
 
+def _refuse_unsized(answer, what, example):
+    """Give feedback when ``answer`` is a class, or an object whose length cannot be read.
+
+    :func:`pair` asks ``len(answer)``; a class such as ``dict`` has a ``__len__`` that is not a
+    length, and an object may raise from it. Both get the pair's usual message here.
+    """
+    if isinstance(answer, type):
+        wrong(f"{what} should be a pair {example}: two values in a tuple, a list or an array; "
+              f"got the class {safe_repr(answer, 40)} itself.")
+    if hasattr(answer, "__len__") and not isinstance(answer, (str, bytes)):
+        try:
+            len(answer)
+        except Exception:  # a BaseException from the learner's object is left to check()
+            wrong(f"{what} should be a pair {example}: two values in a tuple, a list or an array; "
+                  f"its length could not be read.")
+
+
 @checker("ex-attention-flops", kind="numeric")
 def check_attention_flops(answer):
     """FLOPs of the projections and of the attention core for one sequence (Llama 2 70B's shape)."""
     task = FLOP_TASK
+    _refuse_unsized(answer, "your answer", "(projections, attention)")
     first, second = pair(answer, "your answer", "(projections, attention)")
     projections = one_number(first, "projections")
     attention = one_number(second, "attention")
@@ -87,6 +113,61 @@ def check_attention_flops(answer):
                        "and weighted sum."),
     ])
     return "both parts are right: sharing keys and values shrinks the projections, not the scores."
+
+
+# --------------------------------------------------------------------------- decode intensity
+
+def decode_factors(task=None):
+    """``{model: A100 FLOPs per byte / the decoding step's FLOPs per byte of cache}`` for the task."""
+    task = DECODE_TASK if task is None else task
+    machine = task["tflops"] * 1e12 / (task["gbs"] * 1e9)
+    b = task["bytes_per_value"]
+    return {name: machine / (2 * task[name]["h"] / (task[name]["n_kv_heads"] * b))
+            for name in ("Gemma 2B", "Gemma 7B")}
+
+
+_DECODE_EXAMPLE = '{"Gemma 2B": ..., "Gemma 7B": ...}'
+
+
+@checker("ex-decode-intensity", kind="numeric")
+def check_decode_intensity(answer):
+    """For Gemma 2B and Gemma 7B: the A100's FLOPs per byte over a decoding step's FLOPs per byte of cache."""
+    names = ("Gemma 2B", "Gemma 7B")
+    got = [one_number(value, f"the factor for {name}") for name, value in
+           zip(names, dict_parts(answer, names, _DECODE_EXAMPLE))]
+    right = decode_factors()
+    expected = [right[name] for name in names]
+    machine = DECODE_TASK["tflops"] * 1e12 / (DECODE_TASK["gbs"] * 1e9)
+    need = [machine / factor for factor in expected]  # the steps' own FLOPs per byte
+    tol = {"rtol": 0.01, "atol": 0}
+    if all(_close(g, e, **tol) for g, e in zip(got, expected)):
+        return ("both factors are above 1: both models wait for memory. Gemma 7B, with a key/value "
+                "head for every query head, falls short by far more.")
+    if all(_close(g, e, **tol) for g, e in zip(got, expected[::-1])):
+        wrong("your two factors are swapped: check which model has one key/value head.")
+    for name, value, factor, step in zip(names, got, expected, need):
+        h, g = DECODE_TASK[name]["h"], DECODE_TASK[name]["n_kv_heads"]
+        mistakes = [
+            (step, f"{name}: this is the step's FLOPs per byte. The task asks how many times the "
+                   "A100's FLOPs per byte is larger than that."),
+            (1 / factor, f"{name}: your ratio is upside down: divide the A100's FLOPs per byte by the step's."),
+            (factor / 2, f"{name}: your factor is half the right one. Count the bytes again: the step "
+                         "reads a key AND a value for each key/value head, 2 bytes per number."),
+            (factor * 2, f"{name}: your factor is twice the right one. Count the FLOPs again: each query "
+                         "head does a score AND a weighted sum, 2 FLOPs per multiply-add."),
+            (factor / 1000, f"{name}: check the units: TFLOP/s is 10^12 FLOP/s and GB/s is 10^9 bytes/s."),
+            (factor * 1000, f"{name}: check the units: TFLOP/s is 10^12 FLOP/s and GB/s is 10^9 bytes/s."),
+            (factor * h / g if g != h else None,
+             f"{name}: you counted {h} key/value heads. This model has {g}: only the key/value heads "
+             "are read from the cache."),
+        ]
+        compare(value, factor, f"the factor for {name}", mistakes=mistakes, **tol,
+                hint="FLOPs per byte of a step: 4·h·d_k FLOPs over 2·g·d_k·b bytes, per cached token.")
+    wrong("the factors are not right: compare FLOP/s over bytes/s with the step's FLOPs per byte.")
+
+
+def _close(a, b, *, rtol, atol):
+    return abs(a - b) <= atol + rtol * abs(b)
 
 
 # --------------------------------------------------------------------------- parameter count
