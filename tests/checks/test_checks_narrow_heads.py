@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mha.checks import check
-from mha.checks.narrow_heads import weights_for_q
+from mha.checks.narrow_heads import LLMS_KEYS, weights_for_q
 
 
 def status(label, answer):
@@ -66,52 +66,81 @@ def test_q_love_names_mistakes(answer, words):
 
 # ---- ex-q-llms ---------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("answer", ["impossible", "Impossible!", " none ", "No such q", "not possible"])
-def test_q_llms_accepts_impossible(answer):
-    v = check("ex-q-llms", answer)
-    assert v.status == "correct" and "1/3" in v.message
+def llms_peak():
+    """The q where "LLMs" (keys (2, 0, 1.5)) does best, and its weight there, from a fine grid alone."""
+    q = np.linspace(-5, 5, 1_000_001)
+    w = weights_for_q(q, LLMS_KEYS)[:, 2]
+    return float(q[w.argmax()]), float(w.max())
 
 
-@settings(max_examples=40, deadline=None)
-@given(q=st.floats(-1e6, 1e6))
-def test_q_llms_every_number_is_wrong_and_explained(q):
-    v = check("ex-q-llms", q)
-    assert v.status == "wrong" and 'gives "LLMs"' in v.message and "0.34" in v.message
-    if abs(q) < 1:  # looked near the peak: the whole argument
-        assert "no q exists" in v.message and "cosh" in v.message
-    else:  # far from it: a hint, naming the token that leads, and not the proof
-        assert "Hint" in v.message and "cosh" not in v.message
-        assert ('"I" leads' in v.message) == (q > 0) and ('"love" leads' in v.message) == (q < 0)
+def test_llms_peak_is_off_zero_and_llms_never_leads():
+    # The facts the exercise rests on: the peak has moved away from q = 0 and above 1/3, and even
+    # there "LLMs" (the middle key) does not lead its row.
+    q, w = llms_peak()
+    assert 0.5 < q < 0.6 and 1 / 3 < w < 0.4
+    assert weights_for_q(q, LLMS_KEYS).argmax() == 0
 
 
-@pytest.mark.parametrize("q, words", [
-    (3.0, ['"I" leads', "positive q", "Try q = 0"]),
-    (-2.0, ['"love" leads', "Hint"]),
-    (0.0, ["tie", "0.333", "cosh", "no q exists"]),
-    (0.4, ["cosh", "no q exists"]),
-    ([5.0], ['"I" leads', "Hint"]),
+@pytest.mark.parametrize("answer", [
+    {"q": 0.55, "weight": 0.363},
+    {"q": np.log(3) / 2, "weight": weights_for_q(np.log(3) / 2, LLMS_KEYS)[2]},
+    {"q": np.float32(0.549), "weight": np.float64(0.3630)},
 ])
-def test_q_llms_hint_first_then_the_argument(q, words):
-    v = check("ex-q-llms", q)
-    assert v.status == "wrong" and all(w in v.message for w in words), v.message
+def test_q_llms_accepts_the_peak(answer):
+    v = check("ex-q-llms", answer)
+    assert v.status == "correct", v.message
 
 
-def test_q_llms_search_reports_best_and_not_done_differs():
-    v = check("ex-q-llms", np.linspace(-3, 3, 61))
-    assert v.status == "wrong" and "of the 61 values" in v.message and "0.333" in v.message
-    assert status("ex-q-llms", ...) == "not done"
-    assert status("ex-q-llms", None) == "not done"
+def test_q_llms_accepts_exactly_the_grid_peak_to_two_and_three_decimals():
+    q, w = llms_peak()
+    for dq in (-0.02, -0.0056, -0.0045, 0.0, 0.0045, 0.0056, 0.02):
+        ok = check("ex-q-llms", {"q": q + dq, "weight": w}).status == "correct"
+        assert ok == (abs(dq) < 0.005), dq
+    for dw in (-0.002, -0.00056, -0.00045, 0.0, 0.00045, 0.00056, 0.002):
+        ok = check("ex-q-llms", {"q": q, "weight": w + dw}).status == "correct"
+        assert ok == (abs(dw) < 0.0005), dw
 
 
 @pytest.mark.parametrize("answer, words", [
-    ("maybe", "not a q"), (False, "truth value"), ([], "empty")])
-def test_q_llms_other_answers(answer, words):
+    ({"q": 0, "weight": 1 / 3}, "tokens tie"),                 # the page's peak, copied
+    ({"q": 0.001, "weight": 0.34}, "not halfway"),
+    ({"q": -0.55, "weight": 0.363}, "wrong sign"),
+    ({"q": 1.10, "weight": 0.342}, "e^q = 3"),
+    ({"q": 0.2, "weight": 0.35}, "too small"),
+    ({"q": 2.0, "weight": 0.3}, "too large"),
+    ({"q": 0.5, "weight": 0.363}, "rounded to 1 decimal"),
+    ({"q": 0.55, "weight": 0.36}, "rounded to 2 decimals"),
+    ({"q": 0.55, "weight": 0.3333}, "1/3 is the weight at q = 0"),
+    ({"q": 0.55, "weight": 0.478}, 'weight of "I"'),
+    ({"q": 0.55, "weight": 0.159}, 'weight of "love"'),
+    ({"q": 0.55, "weight": 0.5}, "too large"),
+    ({"q": "0.55", "weight": 0.363}, "text"),
+    ({"q": 0.55, "weight": True}, "truth value"),
+    ({"q": [0.5, 0.6], "weight": 0.363}, "one number"),
+    ({"q": 0.55}, "no 'weight' key"),
+    ("impossible", "give a dict"),
+])
+def test_q_llms_names_mistakes(answer, words):
     v = check("ex-q-llms", answer)
-    assert v.status == "wrong" and words in v.message
+    assert v.status == "wrong" and words in v.message, v.message
 
 
-def test_no_q_passes_one_third():
-    # The fact the checker relies on, checked independently on a fine grid.
+@settings(max_examples=60, deadline=None)
+@given(q=st.floats(-1e6, 1e6), w=st.floats(-2.0, 2.0))
+def test_q_llms_never_gives_the_answer_away(q, w):
+    v = check("ex-q-llms", {"q": q, "weight": w})
+    if v.status != "correct":
+        assert "0.55" not in v.message and "0.549" not in v.message and "0.363" not in v.message, v.message
+
+
+def test_q_llms_not_done():
+    assert status("ex-q-llms", ...) == "not done"
+    assert status("ex-q-llms", {"q": ..., "weight": ...}) == "not done"
+    assert status("ex-q-llms", {"q": 0.55, "weight": None}) == "not done"
+
+
+def test_no_q_passes_one_third_with_the_page_keys():
+    # The page's claim about the keys (2, 0, 1), checked independently on a fine grid.
     q = np.linspace(-20, 20, 40001)
     w = weights_for_q(q)[:, 2]
     assert w.max() == pytest.approx(1 / 3) and q[w.argmax()] == pytest.approx(0)

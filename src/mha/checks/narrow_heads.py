@@ -1,42 +1,40 @@
 """Checkers for the exercises of book/05_narrow_heads.md (why a narrow head can express less).
 
-The head of both exercises has d_k = 1 and the keys (2, 0, 1) for "I",
-"love" and "LLMs" (:data:`KEYS`); a query is one number q.
+The head of both exercises has d_k = 1; a query is one number q. The keys of
+"I", "love" and "LLMs" are (2, 0, 1) in ``ex-q-love`` (:data:`KEYS`), as on the page.
 
 * ``ex-q-love`` (numeric): the boundary q* below which "love" gets a weight above
   0.95, to two decimals. Answers on either side of it learn on which side they are.
-* ``ex-q-llms`` (numeric): a q giving "LLMs" more than 0.34, or the word
-  "impossible" when there is none (there is none). One q far from 0 gets a
-  hint; a q near 0 or a search over several values gets the whole argument.
+* ``ex-q-llms`` (numeric): for a head with the other keys (2, 0, 1.5)
+  (:data:`LLMS_KEYS`), the query q that gives "LLMs" its largest weight, to two
+  decimals, and that weight, to three. Its best q is no longer 0.
 """
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from ..attention import softmax
-from .core import answer_array, checker, near_threshold, safe_repr, wrong
+from .core import answer_array, checker, compare, dict_parts, near_threshold, one_number, safe_repr, wrong
 
-__all__ = ["KEYS", "TOKENS", "weights_for_q"]
+__all__ = ["KEYS", "LLMS_KEYS", "TOKENS", "weights_for_q"]
 
 #: The one-wide head of the chapter: keys of "I", "love", "LLMs".
 KEYS = np.array([2.0, 0.0, 1.0])
 TOKENS = ("I", "love", "LLMs")
 
-_LOVE, _LLMS = 0.95, 0.34  # the weights the two exercises ask for
+_LOVE = 0.95  # the weight ex-q-love asks for
 
 
-def weights_for_q(q):
-    """Weights of a ``d_k = 1`` head with keys (2, 0, 1) for the query ``q`` (no scaling: sqrt(1) = 1).
+def weights_for_q(q, keys=KEYS):
+    """Weights of a ``d_k = 1`` head with ``keys`` (default (2, 0, 1)) for the query ``q`` (no scaling: sqrt(1) = 1).
 
     softmax(q k) over the three keys, for one q or for each of several.
 
     >>> weights_for_q(0.0).round(3).tolist()
     [0.333, 0.333, 0.333]
     """
-    return softmax(np.multiply.outer(np.asarray(q, dtype=float), KEYS), axis=-1)  # () -> (3,), (m,) -> (m, 3)
+    return softmax(np.multiply.outer(np.asarray(q, dtype=float), np.asarray(keys, dtype=float)), axis=-1)  # () -> (3,), (m,) -> (m, 3)
 
 
 def _one_q(answer, what="your q"):
@@ -87,51 +85,47 @@ def q_love(answer):
           "q* is further from zero.")
 
 
-_NO_SUCH_Q = {"impossible", "none", "noq", "nosuchq", "noneexists", "thereisnone", "noqexists",
-              "thereisnosuchq", "itisimpossible", "cannot", "notpossible"}
-
-_WHY_NONE = ('"LLMs" has the middle key, 1. A positive q keeps the order of the keys, so "I" (key 2) scores '
-             'higher; a negative q reverses it, so "love" (key 0) scores higher. Its weight is '
-             "1 / (1 + 2 cosh q): largest at q = 0, where it is 1/3, below 0.34. So no q exists.")
-
-_HINT = ('Hint: "LLMs" has the middle key, 1. What does a positive q do to the order of the three scores, '
-         "and a negative q? Try q = 0, then values on both sides of it.")
-
-_NEAR_PEAK = 1.0  # |q| below this (or a search over several q) means the learner has looked near the peak
+# ex-q-llms uses other keys, (2, 0, 1.5): "LLMs" keeps the middle key, but it is no longer halfway, so its
+# best query is not q = 0. Its weight is 1 / (1 + e^(q/2) + e^(-3q/2)); the slope is zero where
+# e^(2q) = 3, so q = ln(3) / 2.
+LLMS_KEYS = (2.0, 0.0, 1.5)
+_Q_PEAK = float(np.log(3) / 2)                         # about 0.549
+_W_PEAK = float(weights_for_q(_Q_PEAK, LLMS_KEYS)[2])  # about 0.363
+_Q_TOL, _W_TOL = 0.0051, 0.00051                       # two decimals for q, three for the weight
+_AT_PEAK = weights_for_q(_Q_PEAK, LLMS_KEYS)           # I, love, LLMs at the best q
 
 
 @checker("ex-q-llms", kind="numeric")
 def q_llms(answer):
-    """A query giving "LLMs" more than 0.34, or the word "impossible" when there is none.
+    """The query that gives "LLMs" its largest weight under the keys (2, 0, 1.5), and that weight.
 
-    A single q far from 0 gets a hint (which token leads there, and what the
-    sign of q does); a q near 0, or a search over several values, gets the
-    whole argument, since the learner has already looked where "LLMs" does best.
+    The query is checked first (to two decimals), then the weight (to three).
+    Named slips: the tie at q = 0 (the best query of the page's keys), the
+    right size with the wrong sign, and e^q = 3 instead of e^(2q) = 3; for the
+    weight, 1/3 and the weights of the other two tokens at the best q.
     """
-    if isinstance(answer, str):
-        if re.sub(r"[^a-z]", "", answer.lower()) in _NO_SUCH_Q:
-            return "right, no q can do it. " + _WHY_NONE
-        wrong(f'{safe_repr(answer)} is not a q, and not the word "impossible". Give a number, or "impossible" '
-              "if you are sure that no number works.")
-    if isinstance(answer, (bool, np.bool_)):
-        wrong(f'{answer} is a truth value. Give a number q, or the word "impossible".')
-    qs = answer_array(answer, "your q").ravel()
-    if qs.size == 0:
-        wrong('your answer is empty. Give a number q, or the word "impossible".')
-    W = weights_for_q(qs)  # (n_q,) -> (n_q, 3)
-    best = int(np.argmax(W[:, 2]))
-    shown = near_threshold(W[best, 2], _LLMS)
-    if W[best, 2] > _LLMS:  # never happens; kept so the checker stays honest if the keys change
-        return f'with q = {qs[best]:g}, "LLMs" gets {shown}.'
-    if qs.size > 1:
-        wrong(f'of the {qs.size} values you tried, the best, q = {qs[best]:g}, gives "LLMs" {shown}, '
-              f"not more than {_LLMS}. {_WHY_NONE}")
-    q = float(qs[0])
-    if q == 0:
-        wrong(f'q = 0 makes every score 0, so the three tokens tie: it gives "LLMs" {shown}, not more '
-              f"than {_LLMS}. Moving q away from 0 only lowers it. {_WHY_NONE}")
-    if abs(q) < _NEAR_PEAK:
-        wrong(f'q = {q:g} gives "LLMs" {shown}, not more than {_LLMS}. {_WHY_NONE}')
-    lead = int(np.argmax(W[0]))
-    wrong(f'q = {q:g} gives "LLMs" {shown}, not more than {_LLMS}: "{TOKENS[lead]}" leads with '
-          f"{W[0, lead]:.3f}. {_HINT}")
+    got_q, got_w = dict_parts(answer, ("q", "weight"), '{"q": 0.0, "weight": 0.0}')
+    for value, what in ((got_q, '"q"'), (got_w, '"weight"')):
+        if isinstance(value, (bool, np.bool_)):
+            wrong(f"{what} is {value}, a truth value. Give a number.")
+        if isinstance(value, (str, bytes)):
+            wrong(f"{what} is text ({safe_repr(value)}); it should be a number.")
+    q = one_number(got_q, '"q"')
+    compare(q, _Q_PEAK, '"q"', atol=_Q_TOL, rtol=0, mistakes=[
+        (0.0, "q = 0 makes every score 0, so the three tokens tie. With the page's keys (2, 0, 1) that "
+              'tie was the best "LLMs" could do, because its key sat halfway between the others. Here '
+              'the key of "LLMs" is not halfway: compare its weight a little to each side of 0.'),
+        (-_Q_PEAK, 'the right size with the wrong sign. At a negative q, "love" (key 0) scores highest; '
+                   'the weight of "LLMs" is larger on the other side of 0.'),
+        (float(np.log(3)), 'your q solves e^q = 3. Write the weight of "LLMs" as 1 / (1 + e^(aq) + e^(bq)) '
+                           "and check the two exponents a and b before you set the slope to zero."),
+    ], hint='Compare the weight of "LLMs" just below and just above your q: the best q is on the side '
+            "where it grows.")
+    w = one_number(got_w, '"weight"')
+    compare(w, _W_PEAK, '"weight"', atol=_W_TOL, rtol=0, mistakes=[
+        (1 / 3, "1/3 is the weight at q = 0, where the scores tie. Give the weight at your q."),
+        (_AT_PEAK[0], 'that is the weight of "I", the token that leads at this q. "LLMs" is the third token.'),
+        (_AT_PEAK[1], 'that is the weight of "love". "LLMs" is the third token.'),
+    ], hint='Compute softmax(q * keys) at your q and read the entry of "LLMs".')
+    return (f'at q = {q:.2f}, "LLMs" gets {w:.3f}, more than the third it gets at q = 0. It still does not '
+            'lead: "I", with the largest key, gets more there.')
