@@ -7,7 +7,7 @@ import pytest
 
 from mha import training
 from mha.checks import check
-from mha.checks.how_many_heads import _intact, _rescored
+from mha.checks.how_many_heads import _intact, _rescored, copy_baseline
 
 
 def status(label, answer):
@@ -15,35 +15,64 @@ def status(label, answer):
 
 
 # ---- ex-bleu-gaps ------------------------------------------------------------------------------
+# Table 3 (B): dev perplexity 4.92 (d_k = 64, base), 5.01 (32), 5.16 (16); BLEU 25.8, 25.4, 25.1.
+REFERENCE = (5.01 - 4.92, 5.16 - 5.01)
+
 
 def test_bleu_gaps_accepts_reference():
-    assert status("ex-bleu-gaps", (0.9, 0.4)) == "correct"
-    assert status("ex-bleu-gaps", np.array([0.9, 0.4])) == "correct"
+    assert status("ex-bleu-gaps", REFERENCE) == "correct"
+    assert status("ex-bleu-gaps", np.array([0.09, 0.15])) == "correct"
+    assert status("ex-bleu-gaps", [0.0900001, 0.1499999]) == "correct"
+
+
+def test_bleu_gaps_solution_code_is_accepted():
+    from mha import papers
+    ppl = {r.d_k: r.dev_ppl for r in (papers.VASWANI2017_BASE, *papers.VASWANI2017_TABLE3_B)}
+    assert status("ex-bleu-gaps", [ppl[32] - ppl[64], ppl[16] - ppl[32]]) == "correct"
 
 
 @pytest.mark.parametrize("answer, words", [
-    ((-0.9, -0.4), "negative"),
-    ((0.4, 0.9), "swapped"),
-    ((0.38, 0.10), "perplexity"),
-    ((24.9, 25.4), "BLEU scores themselves"),
-    ((0.9,), "two numbers"),
-    ((0.8, 0.4), "BLEU losses"),
-    ((0.0349, 0.0155), "relative losses"),
-    ((3.49, 1.55), "relative losses"),
-    ((3.61, 1.57), "relative losses"),
-    ((0.3, 0.0), "neighbouring rows"),
-    ((0.3, 0.4), "the row h = 4"),
-    ((0.9, 0.0), "row h = 16"),
-    ((0.9, 0.5), "compares h = 32 with h = 1"),
+    ((-0.09, -0.15), "negative"),
+    ((0.15, 0.09), "swapped"),
+    ((0.4, 0.3), "BLEU drops"),
+    ((-0.4, -0.3), "BLEU changes"),
+    ((5.01, 5.16), "perplexities themselves"),
+    ((0.09, 0.24), "two halvings"),
+    ((-0.01, 0.10), "rows (A)"),
+    ((-0.01, 0.09), "rows (A)"),
+    ((1.0183, 1.0299), "ratios"),
+    ((0.0183, 0.0299), "relative rises"),
+    ((1.83, 2.99), "relative rises"),
+    ((1.80, 2.91), "relative rises"),
+    ((0.09,), "two numbers"),
 ])
 def test_bleu_gaps_names_mistakes(answer, words):
     v = check("ex-bleu-gaps", answer)
     assert v.status == "wrong" and words in v.message, v.message
 
 
-def test_bleu_gaps_points_to_the_method_for_other_numbers():
-    v = check("ex-bleu-gaps", (1.7, 0.2))
-    assert v.status == "wrong" and "largest number in the last column" in v.message
+def test_bleu_gaps_rounding_is_named_before_any_mistake():
+    v = check("ex-bleu-gaps", (0.1, 0.2))
+    assert v.status == "wrong" and "rounded" in v.message, v.message
+
+
+def test_bleu_gaps_points_to_the_method_for_other_numbers_and_hides_the_answer():
+    v = check("ex-bleu-gaps", (0.3, 0.5))
+    assert v.status == "wrong" and "dev perplexity column" in v.message, v.message
+    for shown in ("0.09", "0.15", "0.090", "0.150"):
+        assert shown not in v.message
+
+
+@pytest.mark.parametrize("answer", [None, "0.09, 0.15", [["a"]], [float("nan"), 0.15], [1, 2, 3], {}, ...,
+                                    [0.09, float("inf")], object()])
+def test_bleu_gaps_survives_junk(answer):
+    v = check("ex-bleu-gaps", answer)
+    assert v.status in ("wrong", "not done") and "could not be checked" not in v.message, v.message
+
+
+def test_bleu_gaps_praise_does_not_overclaim():
+    message = check("ex-bleu-gaps", REFERENCE).message
+    assert "do not agree" in message and "one run per row" in message and "shrank" in message
 
 
 # ---------------------------------------------------------------- ex-lookup-variant
@@ -53,16 +82,11 @@ def runs3():
     return training.head_sweep((1, 4, 16), n_keys=3)
 
 
-def test_bleu_gaps_praise_does_not_overclaim():
-    message = check("ex-bleu-gaps", (0.9, 0.4)).message
-    assert "twice" not in message and "uneven" in message
-
-
 def test_lookup_variant_accepts_a_prediction_that_matches_the_run(runs3):
     best = max(runs3, key=lambda r: r.accuracy).h
     verdict = check("ex-lookup-variant", {"best": best, "runs": runs3})
     assert verdict.status == "correct" and "among the best" in verdict.message, verdict.message
-    assert "h = 16: " in verdict.message and "0.062" in verdict.message and "0.125" in verdict.message
+    assert "h = 16: " in verdict.message and "0.062" in verdict.message and "0.180" in verdict.message
 
 
 def test_lookup_variant_accepts_a_prediction_the_run_contradicts_and_shows_the_comparison(runs3):
@@ -117,13 +141,13 @@ def test_lookup_variant_refuses_a_short_budget():
     runs = training.head_sweep((1, 4, 16), n_keys=3, steps=1)
     for best in (1, 4):  # whatever the prediction: one step at chance certifies nothing
         verdict = check("ex-lookup-variant", {"best": best, "runs": runs})
-        assert verdict.status == "wrong" and "default budget" in verdict.message, verdict.message
+        assert verdict.status == "wrong" and "default settings" in verdict.message, verdict.message
 
 
 def test_lookup_variant_refuses_a_lower_learning_rate():
     runs = training.head_sweep((1, 4, 16), n_keys=3, steps=1500, lr=1e-3)
     verdict = check("ex-lookup-variant", {"best": 1, "runs": runs})
-    assert verdict.status == "wrong" and "default budget" in verdict.message, verdict.message
+    assert verdict.status == "wrong" and "default settings" in verdict.message, verdict.message
 
 
 def test_lookup_variant_asks_for_the_named_head_counts(runs3):
@@ -167,3 +191,22 @@ def test_lookup_variant_refuses_a_best_it_did_not_run(runs3):
     for best in (3, True, "1", 2.5, float("nan"), [1]):
         verdict = check("ex-lookup-variant", {"best": best, "runs": runs3})
         assert verdict.status == "wrong" and "head counts you ran (1, 4, 16)" in verdict.message, verdict.message
+
+
+def test_copy_baseline_is_what_copying_a_random_listed_value_scores_on_the_test_set():
+    # Values can repeat in a lookup, so copying a random entry's value beats 1/8: 23/128.
+    assert copy_baseline() == 23 / 128
+    for n_keys in (1, 2, 3):
+        test = training.test_set(n_keys)
+        measured = (test.values[:, None, :] == test.answers[:, :, None]).mean()
+        assert abs(measured - copy_baseline()) < 0.005, (n_keys, measured)
+
+
+def test_lookup_variant_tie_says_it_rests_on_one_seed(runs3):
+    top = max(r.accuracy for r in runs3)
+    winners = [r.h for r in runs3 if r.accuracy >= top - 0.01]
+    verdict = check("ex-lookup-variant", {"best": winners[0], "runs": runs3})
+    if len(winners) > 1:
+        assert "one seed" in verdict.message, verdict.message
+    else:
+        assert "ties" not in verdict.message, verdict.message
