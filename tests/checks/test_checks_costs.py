@@ -15,9 +15,7 @@ from _verdicts import wrong as _wrong
 
 KV = kv_cache_bytes(KV_TASK["n_layers"], KV_TASK["n_kv_heads"], KV_TASK["d_k"], KV_TASK["T"],
                     bytes_per_value=KV_TASK["bytes_per_value"])
-FLOPS = attention_flops(FLOP_TASK["T"], FLOP_TASK["d"], FLOP_TASK["h"], d_k=FLOP_TASK["d_k"],
-                        n_kv_heads=FLOP_TASK["n_kv_heads"])
-PROJ, ATT = FLOPS.projections, FLOPS.scores + FLOPS.weighted_sum
+T_X, SAVED = costs.flop_answers()
 JUNK = [None, ..., "640 MiB", b"x", [1, 2, 3], {"a": 1}, np.nan, np.inf, print, object(),
         np.ones((2, 2)), [[1], [2, 3]]]
 
@@ -29,15 +27,16 @@ def test_labels_are_registered_as_numeric():
 
 # ---- KV cache -------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("answer", [KV, float(KV), np.int64(KV), np.array(KV), 40 * 4096 * 2 * 8 * 128 * 2])
+@pytest.mark.parametrize("answer", [KV, float(KV), np.int64(KV), np.array(KV), 40 * 4096 * 2 * 4 * 128 * 1])
 def test_kv_accepts_the_reference(answer):
     assert check("ex-kv-cache-size", answer).status == "correct"
 
 
 @pytest.mark.parametrize("answer, words", [
-    (KV * 5, "query heads"),
+    (KV * 10, "query heads"),
     (KV // 2, "half"),
-    (KV // 4, "quarter"),
+    (KV * 2, "8-bit"),
+    (KV * 4, "bytes per number (1 here)"),
     (KV // 40, "ONE layer"),
     (KV // 4096, "ONE token"),
     (KV / 2**20, "MiB"),
@@ -65,44 +64,46 @@ def test_kv_stub_is_not_done():
 
 # ---- FLOPs ----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("answer", [(PROJ, ATT), [float(PROJ), float(ATT)], np.array([PROJ, ATT])])
+@pytest.mark.parametrize("answer", [(T_X, SAVED), [9216, 0.35], np.array([9216.0, 0.35]), (9216, 0.3504)])
 def test_flops_accept_the_reference(answer):
     assert check("ex-attention-flops", answer).status == "correct"
 
 
 def test_flops_reference_is_what_the_exercise_text_says():
     T, d, h, g, d_k = (FLOP_TASK[k] for k in ("T", "d", "h", "n_kv_heads", "d_k"))
-    assert PROJ == 2 * T * (2 * d * h * d_k + 2 * d * g * d_k)
-    assert ATT == 4 * T * T * h * d_k
+    proj = lambda T_: 2 * T_ * (2 * d * h * d_k + 2 * d * g * d_k)  # noqa: E731
+    assert proj(T_X) == 4 * T_X * T_X * h * d_k and T_X == 9216
+    full, gqa = (attention_flops(T, d, h, d_k=d_k, n_kv_heads=k).total for k in (h, g))
+    assert SAVED == pytest.approx((full - gqa) / full) and SAVED == pytest.approx(0.35)
 
 
 @pytest.mark.parametrize("answer, words", [
-    ((8 * 4096 * 8192**2, ATT), "own keys"),
-    ((PROJ // 2, ATT), "multiply-add is 2 FLOPs"),
-    ((2 * 4096 * 8192 * 128 * (64 + 16), ATT), "W_O"),
-    ((2 * 4096 * 8192 * 128 * (128 + 8), ATT), "each of them once"),
-    ((PROJ, ATT // 2), "both the scores"),
-    ((PROJ, ATT // 64), "ONE head"),
-    ((PROJ, ATT // 8), "n_kv_heads heads"),
-    ((PROJ + 10, ATT), "projections is too large"),
-    ((PROJ, ATT * 3), "attention is too large"),
-    ((PROJ,), "pair"),
-    ((PROJ, ATT, 0), "pair"),
-    (PROJ + ATT, "pair"),
+    ((2 * 8192, SAVED), "own keys and values"),
+    ((5120, SAVED), "W_O"),
+    ((2 * T_X, SAVED), "scores alone"),
+    ((73728, SAVED), "n_kv_heads heads"),
+    ((T_X, 35.0), "percentage"),
+    ((T_X, (1 - 0.65) / 0.65), "grouped-query count"),
+    ((T_X, 56 / 128), "projections only"),
+    ((T_X, 1 - 8 / 64), "does not shrink"),
+    ((T_X + 10, SAVED), "T_cross is too large"),
+    ((T_X, 0.2), "saved is too small"),
+    ((T_X,), "pair"),
+    ((T_X, SAVED, 0), "pair"),
 ])
 def test_flops_name_the_mistake(answer, words):
     verdict = check("ex-attention-flops", answer)
     assert verdict.status == "wrong"
-    assert words in verdict.message
+    assert words in verdict.message, verdict.message
 
 
-@pytest.mark.parametrize("junk", JUNK + [(..., ...), (PROJ, ...), (None, ATT), ("a", "b"), (print, 1),
-                                         (np.nan, ATT), (PROJ, np.ones(2))])
+@pytest.mark.parametrize("junk", JUNK + [(..., ...), (T_X, ...), (None, SAVED), ("a", "b"), (print, 1),
+                                         (np.nan, SAVED), (T_X, np.ones(2))])
 def test_flops_survive_junk(junk):
     verdict = check("ex-attention-flops", junk)
     assert verdict.status in ("wrong", "not done")
     assert verdict.message
-    assert str(PROJ) not in verdict.message and str(ATT) not in verdict.message
+    assert "9216" not in verdict.message and "9,216" not in verdict.message and "0.35" not in verdict.message
 
 
 def test_flops_stub_is_not_done():
@@ -111,11 +112,12 @@ def test_flops_stub_is_not_done():
 
 # ----------------------------------------------------------------------------- attention_param_count
 
-def count_learner(d, h, d_k=None, bias=False, n_kv_heads=None):
+def count_learner(d, h, d_k=None, d_v=None, bias=False, n_kv_heads=None):
     d_k = d // h if d_k is None else d_k
+    d_v = d_k if d_v is None else d_v
     n_kv = h if n_kv_heads is None else n_kv_heads
-    q, kv, o = d * h * d_k, 2 * d * n_kv * d_k, h * d_k * d
-    return q + kv + o + ((h * d_k + 2 * n_kv * d_k + d) if bias else 0)
+    q, k, v, o = d * h * d_k, d * n_kv * d_k, d * n_kv * d_v, h * d_v * d
+    return q + k + v + o + ((h * d_k + n_kv * d_k + n_kv * d_v + d) if bias else 0)
 
 
 def test_private_reference_semantics():
@@ -124,12 +126,16 @@ def test_private_reference_semantics():
     assert costs._param_count(3072, 16, d_k=256) == 3072 * 4096 * 3 + 4096 * 3072  # Gemma 7B
     assert costs._param_count(4096, 32, n_kv_heads=8) == 2 * 4096 * 4096 + 2 * 4096 * 1024
     assert costs._param_count(12, 4, bias=True, n_kv_heads=2) == 12 * 12 * 2 + 2 * 12 * 6 + 12 + 12 + 12
+    assert costs._param_count(512, 8, d_v=32) == 512 * 512 * 2 + 512 * 256 + 256 * 512
+    assert costs._param_count(10, 2, d_k=8, d_v=3, bias=True) == 10 * 16 * 2 + 10 * 6 + 6 * 10 + 16 * 2 + 6 + 10
 
 
 def test_private_reference_agrees_with_mha_costs():
     from mha.costs import attention_param_count
 
     for d, h, options, _ in costs._COUNT_CASES:
+        if "d_v" in options:  # the library counts d_v = d_k only
+            continue
         assert costs._param_count(d, h, **options) == attention_param_count(d, h, **options)
     for d, h, d_k, bias, g in [(8, 2, None, False, 1), (8, 4, 3, True, 2), (1, 1, None, True, None),
                                (96, 12, 16, True, 4), (576, 9, None, False, 3)]:
@@ -138,20 +144,21 @@ def test_private_reference_agrees_with_mha_costs():
 
 
 def test_count_accepts_the_library_and_learner_solutions():
-    if importlib.util.find_spec("mha.costs") is not None:
-        assert check("ex-param-count", mha.costs.attention_param_count).ok
+    if importlib.util.find_spec("mha.costs") is not None:  # the library has no d_v: calling it fails
+        assert not check("ex-param-count", mha.costs.attention_param_count).ok
     assert check("ex-param-count", count_learner).ok
     assert check("ex-param-count", lambda *a, **k: float(count_learner(*a, **k))).ok
     assert check("ex-param-count", lambda *a, **k: np.int64(count_learner(*a, **k))).ok
 
 
 def _count_variant(change):
-    def learner(d, h, d_k=None, bias=False, n_kv_heads=None):
+    def learner(d, h, d_k=None, d_v=None, bias=False, n_kv_heads=None):
         k = d // h if d_k is None else d_k
+        v = k if d_v is None else d_v
         g = h if n_kv_heads is None else n_kv_heads
-        parts = {"W_Q": d * h * k, "W_KV": 2 * d * g * k, "W_O": h * k * d,
-                 "b": (h * k + 2 * g * k + d) if bias else 0}
-        return change(parts, d=d, h=h, d_k=d_k, k=k, g=g, bias=bias)
+        parts = {"W_Q": d * h * k, "W_KV": d * g * (k + v), "W_O": h * v * d,
+                 "b": (h * k + g * (k + v) + d) if bias else 0}
+        return change(parts, d=d, h=h, d_k=d_k, d_v=d_v, k=k, v=v, g=g, bias=bias)
 
     return learner
 
@@ -159,19 +166,22 @@ def _count_variant(change):
 @pytest.mark.parametrize(
     ("func", "phrase"),
     [
-        (lambda d, h, d_k=None, bias=False, n_kv_heads=None: 4 * d * d, "left out the biases"),
-        (lambda d, h, d_k=None, bias=False, n_kv_heads=None: 4 * d * d + (4 * d if bias else 0),
+        (lambda d, h, d_k=None, d_v=None, bias=False, n_kv_heads=None: 4 * d * d, "left out the biases"),
+        (lambda d, h, d_k=None, d_v=None, bias=False, n_kv_heads=None: 4 * d * d + (4 * d if bias else 0),
          "4·d·d is right only when"),
         (_count_variant(lambda p, **_: p["W_Q"] + p["W_KV"] + p["W_O"]), "left out the biases"),
-        (_count_variant(lambda p, d, h, k, g, **_: p["W_Q"] + p["W_KV"] + p["W_O"] + h * k + 2 * g * k + d),
+        (_count_variant(lambda p, d, h, k, v, g, **_: p["W_Q"] + p["W_KV"] + p["W_O"] + h * k + g * (k + v) + d),
          "although bias=False"),
-        (_count_variant(lambda p, d, h, k, bias, **_: p["W_Q"] + 2 * d * h * k + p["W_O"]
-                        + ((3 * h * k + d) if bias else 0)), "ignored n_kv_heads"),
-        (_count_variant(lambda p, d, h, d_k, **_: count_learner(d, h, d if d_k is None else d_k)
-                        if not p["b"] and p["W_KV"] == 2 * p["W_Q"] else sum(p.values())),
+        (_count_variant(lambda p, d, h, k, v, bias, **_: p["W_Q"] + d * h * (k + v) + p["W_O"]
+                        + ((2 * h * k + h * v + d) if bias else 0)), "ignored n_kv_heads"),
+        (_count_variant(lambda p, d, h, d_k, d_v, **_: count_learner(d, h, d if d_k is None else d_k, d_v)
+                        if not p["b"] and d_v is None and p["W_KV"] == 2 * p["W_Q"] else sum(p.values())),
          "defaults to d // h"),
-        (_count_variant(lambda p, d, **_: p["W_Q"] + p["W_KV"] + d * d + p["b"]), "W_O (h·d_k × d) each hold"),
-        (_count_variant(lambda p, d, **_: d * d + p["W_KV"] + p["W_O"] + p["b"]), "W_Q (d × h·d_k) and W_O"),
+        (_count_variant(lambda p, d, h, d_k, g, bias, **_: count_learner(d, h, d_k, None, bias, g)),
+         "ignored d_v"),
+        (_count_variant(lambda p, d, h, k, **_: p["W_Q"] + p["W_KV"] + h * k * d + p["b"]),
+         "not their key widths"),
+        (_count_variant(lambda p, d, **_: d * d + p["W_KV"] + p["W_O"] + p["b"]), "W_Q (d × h·d_k) holds"),
         (_count_variant(lambda p, d, bias, **_: p["W_Q"] + p["W_KV"] + p["W_O"] + (4 * d if bias else 0)),
          "not 4·d"),
     ],
@@ -182,10 +192,10 @@ def test_count_names_each_classic_mistake(func, phrase):
 
 
 def test_count_with_the_old_signature_is_told_the_expected_call():
-    def old(d, h, d_k=None, bias=False):
-        return count_learner(d, h, d_k, bias)
+    def old(d, h, d_k=None, bias=False, n_kv_heads=None):
+        return count_learner(d, h, d_k, None, bias, n_kv_heads)
 
-    v = _wrong("ex-param-count", old, "unexpected keyword argument 'n_kv_heads'")
+    v = _wrong("ex-param-count", old, "unexpected keyword argument 'd_v'")
     assert "The exercise calls it as `attention_param_count(d, h), adding d_k=" in v.message
 
 
@@ -199,7 +209,7 @@ def test_count_needs_one_number(returned, phrase):
 def test_count_messages_do_not_state_the_expected_counts():
     expected = [costs._param_count(d, h, **options) for d, h, options, _ in costs._COUNT_CASES]
     learners = [lambda *a, **k: 1, lambda *a, **k: count_learner(*a, **k) + 1,
-                lambda d, h, d_k=None, bias=False, n_kv_heads=None: 4 * d * d]
+                lambda d, h, d_k=None, d_v=None, bias=False, n_kv_heads=None: 4 * d * d]
     for learner in learners:
         message = check("ex-param-count", learner).message
         for count in expected:
@@ -215,7 +225,7 @@ def test_flops_refuse_a_class_or_an_unreadable_length_with_the_pair_message():
             return 1
 
     for answer in (dict, tuple, BadLen()):
-        v = _wrong("ex-attention-flops", answer, "should be a pair (projections, attention)")
+        v = _wrong("ex-attention-flops", answer, "should be a pair (T_cross, saved)")
         assert "could not be checked" not in v.message
 
 
@@ -226,25 +236,30 @@ from mha.checks.costs import DECODE_TASK, decode_factors  # noqa: E402
 DEC = decode_factors()
 
 
+H100 = 989e12 / 3350e9
+
+
 def test_decode_reference_is_what_the_exercise_text_says():
-    a100 = 312e12 / 2039e9
-    assert DEC["Gemma 2B"] == pytest.approx(a100 / (2 * 8 / (1 * 2)))
-    assert DEC["Gemma 7B"] == pytest.approx(a100 / (2 * 16 / (16 * 2)))
+    assert DEC["Gemma 2B"] == pytest.approx(H100 / (2 * 8 / (1 * 1)))
+    assert DEC["Gemma 7B"] == pytest.approx(H100 / (2 * 16 / (16 * 1)))
     for name in ("Gemma 2B", "Gemma 7B"):
         m = mha.costs.get_model(name)
         assert (m.h, m.n_kv_heads) == (DECODE_TASK[name]["h"], DECODE_TASK[name]["n_kv_heads"])
-        assert DEC[name] == pytest.approx(mha.costs.A100.flop_per_byte / mha.costs.decode_flop_per_byte(m.h, m.n_kv_heads))
+        step = mha.costs.decode_flop_per_byte(m.h, m.n_kv_heads, bytes_per_value=1)
+        assert DEC[name] == pytest.approx(H100 / step)
 
 
 @pytest.mark.parametrize("answer", [DEC, {k: round(v, 1) for k, v in DEC.items()},
-                                    {"Gemma 2B": 153 / 8, "Gemma 7B": 153}, {k: np.float32(v) for k, v in DEC.items()}])
+                                    {"Gemma 2B": 295.2 / 16, "Gemma 7B": 295.2 / 2}, {k: np.float32(v) for k, v in DEC.items()}])
 def test_decode_accepts_the_reference(answer):
     v = check("ex-decode-intensity", answer)
     assert v.ok and "memory" in v.message
 
 
 @pytest.mark.parametrize("answer, words", [
-    ({"Gemma 2B": 8.0, "Gemma 7B": 1.0}, "the step's FLOPs per byte"),
+    ({"Gemma 2B": 16.0, "Gemma 7B": 2.0}, "the step's FLOPs per byte"),
+    ({"Gemma 2B": 153 / 16, "Gemma 7B": 153 / 2}, "A100's figures"),
+    ({"Gemma 2B": 295.2 / 8, "Gemma 7B": 295.2 / 1}, "8-bit numbers"),
     ({"Gemma 2B": DEC["Gemma 7B"], "Gemma 7B": DEC["Gemma 2B"]}, "swapped"),
     ({"Gemma 2B": 1 / DEC["Gemma 2B"], "Gemma 7B": DEC["Gemma 7B"]}, "upside down"),
     ({"Gemma 2B": DEC["Gemma 2B"] / 2, "Gemma 7B": DEC["Gemma 7B"] / 2}, "half the right one"),
@@ -253,7 +268,7 @@ def test_decode_accepts_the_reference(answer):
     ({"Gemma 2B": DEC["Gemma 7B"], "Gemma 7B": DEC["Gemma 7B"]}, "counted 8 key/value heads"),
     ({"Gemma 2B": DEC["Gemma 2B"], "Gemma 7B": 50.0}, "Gemma 7B"),
     ({"Gemma 2B": 1.0}, "no 'Gemma 7B' key"),
-    ([19.1, 153.0], "give a dict"),
+    ([18.4, 147.6], "give a dict"),
 ])
 def test_decode_names_the_mistake(answer, words):
     v = _wrong("ex-decode-intensity", answer, words)

@@ -5,8 +5,9 @@ import math
 import numpy as np
 import pytest
 
+import mha
 from mha.checks import check, labels
-from mha.checks.costs_measured import ROWS, online_reference
+from mha.checks.costs_measured import PARTS, merge_reference, summary
 from _verdicts import wrong as _wrong
 
 
@@ -14,92 +15,84 @@ def test_label_is_registered_as_code():
     assert labels()["ex-online-softmax"] == "code"
 
 
-def _learner(m, l, block):
-    m_new = max(m, float(np.max(block)))
-    return m_new, l * np.exp(m - m_new) + np.exp(np.asarray(block) - m_new).sum()
+def _learner(a, b):
+    (m1, l1), (m2, l2) = a, b
+    m = max(m1, m2)
+    if m == -np.inf:
+        return m, 0.0
+    return m, l1 * np.exp(m1 - m) + l2 * np.exp(m2 - m)
 
 
-@pytest.mark.parametrize("func", [online_reference, _learner,
-                                  lambda m, l, b: list(_learner(m, l, b)),
-                                  lambda m, l, b: np.array(_learner(m, l, b))])
+@pytest.mark.parametrize("func", [merge_reference, _learner,
+                                  lambda a, b: list(_learner(a, b)),
+                                  lambda a, b: np.array(_learner(a, b))])
 def test_accepts_the_reference(func):
     v = check("ex-online-softmax", func)
     assert v.ok, v
 
 
-def test_the_reference_gives_the_softmax():
-    import mha
-
-    for row, sizes, _ in ROWS:
-        m, l, start = -math.inf, 0.0, 0
-        for n in sizes:
-            m, l = online_reference(m, l, row[start:start + n])
-            start += n
-        assert np.allclose(np.exp(np.asarray(row) - m) / l, mha.softmax(np.asarray(row)), rtol=1e-12)
+def test_the_reference_gives_the_summary_of_the_whole_row():
+    for first, second, _ in PARTS:
+        m, l = merge_reference(summary(first), summary(second))
+        whole = summary(first + second)
+        assert m == whole[0] and math.isclose(l, whole[1], rel_tol=1e-12)
+        if first + second:
+            assert np.allclose(np.exp(np.asarray(first + second) - m) / l, mha.softmax(np.asarray(first + second)))
 
 
-def _no_rescale(m, l, block):
-    m_new = max(m, float(np.max(block)))
-    return m_new, l + np.exp(np.asarray(block) - m_new).sum()
+def _naive(a, b):  # right except when both parts are fully masked: e^(-inf + inf) is NaN
+    (m1, l1), (m2, l2) = a, b
+    m = max(m1, m2)
+    with np.errstate(invalid="ignore"):
+        return m, float(l1 * np.exp(np.float64(m1) - m) + l2 * np.exp(np.float64(m2) - m))
 
 
-def _block_max(m, l, block):
-    m_new = float(np.max(block))
-    return m_new, l * np.exp(m - m_new) + np.exp(np.asarray(block) - m_new).sum()
+def _no_rescale(a, b):
+    return max(a[0], b[0]), a[1] + b[1]
 
 
-def _flipped(m, l, block):
-    m_new = max(m, float(np.max(block)))
-    return m_new, (l * np.exp(m_new - m) if l else 0.0) + np.exp(np.asarray(block) - m_new).sum()
+def _flipped(a, b):
+    m = max(a[0], b[0])
+    return m, sum(l * math.exp(m - mm) if l else 0.0 for mm, l in (a, b))
 
 
-def _dropped(m, l, block):
-    m_new = max(m, float(np.max(block)))
-    return m_new, np.exp(np.asarray(block) - m_new).sum()
+def _smaller_max(a, b):
+    return min(a[0], b[0]), a[1] + b[1]
 
 
-def _unshifted(m, l, block):
-    return max(m, float(np.max(block))), l + np.exp(np.asarray(block)).sum()
-
-
-def _stale_max(m, l, block):
-    return (m if np.isfinite(m) else float(np.max(block))), l + np.exp(np.asarray(block) - float(np.max(block))).sum()
+def _one_sum(a, b):
+    m = max(a[0], b[0])
+    return m, (a if a[0] >= b[0] else b)[1]
 
 
 @pytest.mark.parametrize("func, phrase", [
-    (_no_rescale, "not rescaled"),
-    (_block_max, "over every block"),
+    (_naive, "NaN"),
+    (_no_rescale, "added as they are"),
     (_flipped, "upside down"),
-    (_dropped, "old sum was dropped"),
-    (_unshifted, "not e^s"),
-    (_stale_max, "m did not change"),
-    (lambda m, l, b: (m, l, 0), "should be a pair (m, l)"),
-    (lambda m, l, b: 3.0, "should be a pair (m, l)"),
-    (lambda m, l, b: (np.nan, 1.0), "NaN"),
-    (lambda m, l, b: (float(np.max(b)) + 1, 1.0), "too large"),
+    (_smaller_max, "not the smaller"),
+    (_one_sum, "one of the two sums is missing"),
+    (lambda a, b: (a[0], b[0], 0), "should be a pair (m, l)"),
+    (lambda a, b: 3.0, "should be a pair (m, l)"),
+    (lambda a, b: (np.nan, 1.0), "NaN"),
+    (lambda a, b: (max(a[0], b[0]) + 1, 1.0), "too large"),
 ])
 def test_names_the_mistake(func, phrase):
     _wrong("ex-online-softmax", func, phrase)
 
 
-def test_overflow_is_explained():
-    def overflow(m, l, block):  # e^s e^-m': right for small scores, inf * 0 near 1,000
-        m_new = max(m, float(np.max(block)))
-        with np.errstate(over="ignore", invalid="ignore"):
-            return m_new, l * np.exp(m - m_new) + float(np.exp(np.asarray(block)).sum() * np.exp(-m_new))
-
-    v = _wrong("ex-online-softmax", overflow, "NaN")
-    assert "row 3" in v.message
+def test_both_masked_is_explained_without_the_answer_elsewhere():
+    v = _wrong("ex-online-softmax", _naive, "both maxima are -inf")
+    assert "case 7" in v.message
 
 
-@pytest.mark.parametrize("junk", [None, ..., "online_step", 3, [1, 2], np.ones(2), print, object()])
+@pytest.mark.parametrize("junk", [None, ..., "merge", 3, [1, 2], np.ones(2), print, object()])
 def test_survives_junk(junk):
     v = check("ex-online-softmax", junk)
     assert v.status in ("wrong", "not done") and v.message
 
 
 def test_stub_is_not_done():
-    def stub(m, l, block):
+    def stub(a, b):
         raise NotImplementedError
 
     assert check("ex-online-softmax", stub).status == "not done"

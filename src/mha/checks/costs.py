@@ -2,14 +2,17 @@
 
 * ``ex-kv-cache-size`` (numeric): bytes of KV cache for one sequence of the
   exercise's grouped-query model (:data:`KV_TASK`).
-* ``ex-attention-flops`` (numeric): FLOPs of the projections and of the
-  attention core for one sequence (:data:`FLOP_TASK`, Llama 2 70B's shape).
+* ``ex-attention-flops`` (numeric, a pair): for an attention sublayer of
+  Llama 2 70B's shape (:data:`FLOP_TASK`), the length T at which the scores and
+  weighted sums cost as many FLOPs as the four projections, and the fraction of
+  the sublayer's FLOPs at the task's T that grouped-query attention saves
+  against the same sublayer with g = h.
 * ``ex-decode-intensity`` (numeric, a dict): for Gemma 2B and Gemma 7B
-  (:data:`DECODE_TASK`), the A100's FLOPs per byte over the FLOPs per byte of
-  the attention over the KV cache in one decoding step.
+  (:data:`DECODE_TASK`, an 8-bit cache), the H100's FLOPs per byte over the
+  FLOPs per byte of the attention over the KV cache in one decoding step.
 * ``ex-param-count`` (code): ``attention_param_count(d, h)`` with the optional
-  keywords ``d_k``, ``bias`` and ``n_kv_heads``, as
-  :func:`mha.costs.attention_param_count` (d_v = d_k; d_k defaults to d // h).
+  keywords ``d_k``, ``d_v``, ``bias`` and ``n_kv_heads`` (d_k defaults to
+  d // h, d_v to d_k): values may be narrower or wider than keys.
 
 The expected values are computed with :mod:`mha.costs` (or, for the parameter
 count, an independent formula here) from the sizes given in the exercise
@@ -24,15 +27,19 @@ from .core import answer_array, call_learner, checker, compare, dict_parts, one_
 __all__ = ["KV_TASK", "FLOP_TASK", "DECODE_TASK"]
 
 #: The imaginary model of the KV-cache exercise.
-KV_TASK = {"n_layers": 40, "h": 40, "n_kv_heads": 8, "d_k": 128, "T": 4096, "bytes_per_value": 2}
+KV_TASK = {"n_layers": 40, "h": 40, "n_kv_heads": 4, "d_k": 128, "T": 4096, "bytes_per_value": 1}
 
 #: The layer of the FLOP-count exercise (the attention shape of Llama 2 70B).
 FLOP_TASK = {"T": 4096, "d": 8192, "h": 64, "n_kv_heads": 8, "d_k": 128}
 
-#: The two models of the decode-intensity exercise, the cache's bytes per number and the A100's
-#: datasheet figures (TFLOP/s of dense bfloat16 products, GB/s of memory bandwidth).
+#: The two models of the decode-intensity exercise, the cache's bytes per number (an 8-bit cache)
+#: and the H100 SXM's datasheet figures: TFLOP/s of dense bfloat16 products (half the datasheet's
+#: 1,979, which assumes sparse matrices) and GB/s of memory bandwidth.
 DECODE_TASK = {"Gemma 2B": {"h": 8, "n_kv_heads": 1}, "Gemma 7B": {"h": 16, "n_kv_heads": 16},
-               "bytes_per_value": 2, "tflops": 312, "gbs": 2039}
+               "bytes_per_value": 1, "tflops": 989, "gbs": 3350}
+
+#: The A100's figures, which the page uses above the exercise: a learner who reuses them is told.
+_A100 = {"tflops": 312, "gbs": 2039}
 
 
 # --------------------------------------------------------------------------- KV cache
@@ -51,9 +58,11 @@ def check_kv_cache_size(answer):
         (query_heads, "you counted all 40 query heads. Only the key/value heads are stored in the "
                       "cache: with grouped-query attention that is n_kv_heads, not h."),
         (expected / 2, "this is half the size. The cache holds a key AND a value vector for every "
-                       "key/value head, and each number takes 2 bytes: check that both factors of 2 are there."),
-        (expected / 4, "this is a quarter of the size: count a key and a value per key/value head (x2), "
-                       "and 2 bytes per number (x2)."),
+                       "key/value head."),
+        (expected * 2, "this is twice the size. Check the bytes per number (this cache stores 8-bit "
+                       "numbers, 1 byte each) and the number of key/value heads."),
+        (expected * 4, "this is four times the size. Check the bytes per number (1 here) and the number "
+                       "of key/value heads given in the task."),
         (expected / task["n_layers"], "this is the cache of ONE layer. Every layer keeps its own keys "
                                       "and values: multiply by the number of layers."),
         (expected / task["T"], "this is the cache for ONE token. Multiply by the sequence length."),
@@ -84,41 +93,56 @@ def _refuse_unsized(answer, what, example):
                   f"its length could not be read.")
 
 
+def flop_answers(task=None):
+    """``(T_cross, saved)`` for the FLOP exercise: the length at which the scores and weighted sums
+    cost as much as the four projections, and the fraction of the sublayer's FLOPs at ``task["T"]``
+    that grouped-query attention saves against the same sublayer with ``g = h``."""
+    task = FLOP_TASK if task is None else task
+    T, d, h, g, d_k = task["T"], task["d"], task["h"], task["n_kv_heads"], task["d_k"]
+    t_cross = d * (2 * h + 2 * g) / (2 * h)  # 2T d d_k (2h + 2g) = 4 T^2 h d_k
+    gqa = attention_flops(T, d, h, d_k=d_k, n_kv_heads=g).total
+    full = attention_flops(T, d, h, d_k=d_k, n_kv_heads=h).total
+    return t_cross, (full - gqa) / full
+
+
 @checker("ex-attention-flops", kind="numeric")
 def check_attention_flops(answer):
-    """FLOPs of the projections and of the attention core for one sequence (Llama 2 70B's shape)."""
+    """Llama 2 70B's attention shape: the crossover length, and the share of FLOPs that GQA saves."""
     task = FLOP_TASK
-    _refuse_unsized(answer, "your answer", "(projections, attention)")
-    first, second = pair(answer, "your answer", "(projections, attention)")
-    projections = one_number(first, "projections")
-    attention = one_number(second, "attention")
+    _refuse_unsized(answer, "your answer", "(T_cross, saved)")
+    first, second = pair(answer, "your answer", "(T_cross, saved)")
+    t_cross = one_number(first, "T_cross")
+    saved = one_number(second, "saved")
     T, d, h, g, d_k = task["T"], task["d"], task["h"], task["n_kv_heads"], task["d_k"]
-    f = attention_flops(T, d, h, d_k=d_k, n_kv_heads=g)
-    core = f.scores + f.weighted_sum
-    compare(projections, f.projections, "projections", rtol=0, atol=0.5, rounding_hint=False, mistakes=[
-        (8 * T * d * d, "projections: 8*T*d^2 is the count when every query head has its own keys and "
-                        "values. Here W_K and W_V have only n_kv_heads*d_k columns each."),
-        (f.projections / 2, "projections: half the expected count. A multiply-add is 2 FLOPs."),
-        (2 * T * d * d_k * (h + 2 * g), "projections: you left out W_O, the fourth matrix."),
-        (2 * T * d * d_k * (2 * h + g), "projections: W_K and W_V both shrink with n_kv_heads; "
-                                        "count each of them once."),
-    ])
-    compare(attention, core, "attention", rtol=0, atol=0.5, rounding_hint=False, mistakes=[
-        (core / 2, "attention: half the expected count. Count both the scores Q K^T and the weighted "
-                   "sum A V, with 2 FLOPs per multiply-add."),
-        (core / h, "attention: this is the count for ONE head. Every query head computes its own "
-                   "scores and its own weighted sum."),
-        (core * g / h, "attention: you counted n_kv_heads heads. Sharing keys and values does not "
-                       "share the work: each of the h query heads still computes its own scores "
-                       "and weighted sum."),
-    ])
-    return "both parts are right: sharing keys and values shrinks the projections, not the scores."
+    right_t, right_saved = flop_answers()
+    compare(t_cross, right_t, "T_cross", rtol=0, atol=0.5, rounding_hint=False, mistakes=[
+        (2 * d, "T_cross: T = 2d is the crossover when every query head has its own keys and values. "
+                "Here W_K and W_V have only n_kv_heads*d_k columns each."),
+        (d * (h + 2 * g) / (2 * h), "T_cross: you left out W_O, the fourth matrix of the projections."),
+        (2 * right_t, "T_cross: this is where the scores alone catch up. Count the weighted sums too."),
+        (d * (2 * h + 2 * g) / (2 * g), "T_cross: you counted the scores and weighted sums of n_kv_heads "
+                                        "heads. Every one of the h query heads computes its own."),
+    ], hint="Write both counts as functions of T and set them equal: 2T·d·d_k·(2h + 2g) = 4T²·h·d_k.")
+    gqa = attention_flops(T, d, h, d_k=d_k, n_kv_heads=g).total
+    full = attention_flops(T, d, h, d_k=d_k, n_kv_heads=h).total
+    compare(saved, right_saved, "saved", rtol=0.005, atol=0, rounding_hint=False, mistakes=[
+        (100 * right_saved, "saved: this looks like a percentage. Give a fraction between 0 and 1."),
+        ((full - gqa) / gqa, "saved: you divided by the grouped-query count. Divide the FLOPs saved by "
+                             "the count with g = h, the sublayer before sharing."),
+        ((full - gqa) / attention_flops(T, d, h, d_k=d_k).projections,
+         "saved: this is the share of the projections only. The task asks for the share of the "
+         "whole sublayer, scores and weighted sums included."),
+        (1 - g / h, "saved: sharing keys and values does not shrink the scores or the weighted sums: "
+                    "each query head still computes its own."),
+    ], hint="Count the sublayer with g = h and with g = n_kv_heads at the task's T; compare the two.")
+    return ("both are right: sharing keys and values shrinks only W_K and W_V, so the T² work catches "
+            "up sooner, and the saving shrinks as T grows.")
 
 
 # --------------------------------------------------------------------------- decode intensity
 
 def decode_factors(task=None):
-    """``{model: A100 FLOPs per byte / the decoding step's FLOPs per byte of cache}`` for the task."""
+    """``{model: the GPU's FLOPs per byte / the decoding step's FLOPs per byte of cache}`` for the task."""
     task = DECODE_TASK if task is None else task
     machine = task["tflops"] * 1e12 / (task["gbs"] * 1e9)
     b = task["bytes_per_value"]
@@ -131,7 +155,7 @@ _DECODE_EXAMPLE = '{"Gemma 2B": ..., "Gemma 7B": ...}'
 
 @checker("ex-decode-intensity", kind="numeric")
 def check_decode_intensity(answer):
-    """For Gemma 2B and Gemma 7B: the A100's FLOPs per byte over a decoding step's FLOPs per byte of cache."""
+    """For Gemma 2B and Gemma 7B: the H100's FLOPs per byte over a decoding step's FLOPs per byte of cache."""
     names = ("Gemma 2B", "Gemma 7B")
     got = [one_number(value, f"the factor for {name}") for name, value in
            zip(names, dict_parts(answer, names, _DECODE_EXAMPLE))]
@@ -139,6 +163,7 @@ def check_decode_intensity(answer):
     expected = [right[name] for name in names]
     machine = DECODE_TASK["tflops"] * 1e12 / (DECODE_TASK["gbs"] * 1e9)
     need = [machine / factor for factor in expected]  # the steps' own FLOPs per byte
+    a100 = _A100["tflops"] * 1e12 / (_A100["gbs"] * 1e9)
     tol = {"rtol": 0.01, "atol": 0}
     if all(_close(g, e, **tol) for g, e in zip(got, expected)):
         return ("both factors are above 1: both models wait for memory. Gemma 7B, with a key/value "
@@ -149,12 +174,14 @@ def check_decode_intensity(answer):
         h, g = DECODE_TASK[name]["h"], DECODE_TASK[name]["n_kv_heads"]
         mistakes = [
             (step, f"{name}: this is the step's FLOPs per byte. The task asks how many times the "
-                   "A100's FLOPs per byte is larger than that."),
-            (1 / factor, f"{name}: your ratio is upside down: divide the A100's FLOPs per byte by the step's."),
+                   "H100's FLOPs per byte is larger than that."),
+            (1 / factor, f"{name}: your ratio is upside down: divide the H100's FLOPs per byte by the step's."),
+            (factor * a100 / machine, f"{name}: this factor uses the A100's figures. The task gives the H100's."),
             (factor / 2, f"{name}: your factor is half the right one. Count the bytes again: the step "
-                         "reads a key AND a value for each key/value head, 2 bytes per number."),
-            (factor * 2, f"{name}: your factor is twice the right one. Count the FLOPs again: each query "
-                         "head does a score AND a weighted sum, 2 FLOPs per multiply-add."),
+                         "reads a key AND a value for each key/value head."),
+            (factor * 2, f"{name}: your factor is twice the right one. Check the bytes per number: this "
+                         "cache stores 8-bit numbers, 1 byte each. Each query head does a score AND a "
+                         "weighted sum, 2 FLOPs per multiply-add."),
             (factor / 1000, f"{name}: check the units: TFLOP/s is 10^12 FLOP/s and GB/s is 10^9 bytes/s."),
             (factor * 1000, f"{name}: check the units: TFLOP/s is 10^12 FLOP/s and GB/s is 10^9 bytes/s."),
             (factor * h / g if g != h else None,
@@ -172,12 +199,13 @@ def _close(a, b, *, rtol, atol):
 
 # --------------------------------------------------------------------------- parameter count
 
-def _param_count(d, h, d_k=None, n_kv_heads=None, bias=False):
-    """Parameters of one attention layer: W_Q, W_K, W_V, W_O (and their biases), with d_v = d_k."""
+def _param_count(d, h, d_k=None, d_v=None, n_kv_heads=None, bias=False):
+    """Parameters of one attention sublayer: W_Q, W_K, W_V, W_O (and their biases); d_v defaults to d_k."""
     d_k = d // h if d_k is None else d_k
+    d_v = d_k if d_v is None else d_v
     g = h if n_kv_heads is None else n_kv_heads
-    weights = d * h * d_k + 2 * d * g * d_k + h * d_k * d  # W_Q + (W_K, W_V) + W_O
-    biases = h * d_k + 2 * g * d_k + d  # b_Q + (b_K, b_V) + b_O
+    weights = d * h * d_k + d * g * d_k + d * g * d_v + h * d_v * d  # W_Q + W_K + W_V + W_O
+    biases = h * d_k + g * d_k + g * d_v + d  # b_Q + b_K + b_V + b_O
     return weights + (biases if bias else 0)
 
 
@@ -190,41 +218,50 @@ _COUNT_CASES = (
     (4096, 32, {"n_kv_heads": 8}, "d=4096, h=32, n_kv_heads=8 (grouped-query attention, Llama 3 8B)"),
     (12, 4, {"bias": True, "n_kv_heads": 2}, "d=12, h=4, n_kv_heads=2, bias=True"),
     (64, 8, {"n_kv_heads": 1}, "d=64, h=8, n_kv_heads=1 (multi-query attention)"),
+    (512, 8, {"d_v": 32}, "d=512, h=8, d_v=32 (values half as wide as keys)"),
+    (10, 2, {"d_k": 8, "d_v": 3, "bias": True}, "d=10, h=2, d_k=8, d_v=3, bias=True"),
+    (4096, 32, {"n_kv_heads": 8, "d_v": 256, "bias": True}, "d=4096, h=32, n_kv_heads=8, d_v=256, bias=True"),
 )
 
 
-def _count_mistakes(d, h, d_k=None, n_kv_heads=None, bias=False):
+def _count_mistakes(d, h, d_k=None, d_v=None, n_kv_heads=None, bias=False):
     k = d // h if d_k is None else d_k
-    right = _param_count(d, h, d_k=d_k, n_kv_heads=n_kv_heads, bias=bias)
-    weights = _param_count(d, h, d_k=d_k, n_kv_heads=n_kv_heads)
-    naive = ("4·d·d is right only when h·d_k = d, n_kv_heads = h and there are no biases. "
-             "Count each matrix from d, h, d_k and n_kv_heads.")
+    v = k if d_v is None else d_v
+    g = h if n_kv_heads is None else n_kv_heads
+    right = _param_count(d, h, d_k=d_k, d_v=d_v, n_kv_heads=n_kv_heads, bias=bias)
+    weights = _param_count(d, h, d_k=d_k, d_v=d_v, n_kv_heads=n_kv_heads)
+    naive = ("4·d·d is right only when h·d_k = h·d_v = d, n_kv_heads = h and there are no biases. "
+             "Count each matrix from d, h, d_k, d_v and n_kv_heads.")
     return [
         (weights if bias else None, "you left out the biases. With bias=True, add one bias per output column "
-                                    "of each matrix: h·d_k + 2·n_kv_heads·d_k + d."),
-        (None if bias else _param_count(d, h, d_k=d_k, n_kv_heads=n_kv_heads, bias=True),
+                                    "of each matrix."),
+        (None if bias else _param_count(d, h, d_k=d_k, d_v=d_v, n_kv_heads=n_kv_heads, bias=True),
          "you counted biases although bias=False."),
-        (_param_count(d, h, d_k=d_k, bias=bias),
-         "you ignored n_kv_heads. W_K and W_V have n_kv_heads·d_k columns each, not h·d_k."),
-        (_param_count(d, h, d_k=d, n_kv_heads=n_kv_heads, bias=bias) if d_k is None else None,
+        (_param_count(d, h, d_k=d_k, d_v=d_v, bias=bias) if g != h else None,
+         "you ignored n_kv_heads. W_K and W_V have n_kv_heads columns per head width, not h."),
+        (_param_count(d, h, d_k=d, d_v=d_v, n_kv_heads=n_kv_heads, bias=bias) if d_k is None else None,
          "when d_k is not given, it defaults to d // h, not d."),
-        (right - h * k * d + d * d,
-         "W_Q (d × h·d_k) and W_O (h·d_k × d) each hold d·h·d_k weights, not d·d: "
-         "h·d_k can differ from d."),
+        (_param_count(d, h, d_k=d_k, n_kv_heads=n_kv_heads, bias=bias) if v != k else None,
+         "you ignored d_v. Where do the values' widths appear? Think of the matrix that makes the "
+         "values and the matrix that reads the joined heads."),
+        (right - h * v * d + h * k * d if v != k else None,
+         "W_O reads the joined heads: its rows count the heads' value widths, not their key widths."),
+        (right - h * k * d + d * d if h * k != d else None,
+         "W_Q (d × h·d_k) holds d·h·d_k weights, not d·d: h·d_k can differ from d."),
         (weights + 4 * d if bias else None,
-         "the biases are h·d_k (b_Q) + 2·n_kv_heads·d_k (b_K and b_V) + d (b_O), not 4·d."),
+         "the biases are one per output column of each matrix, not 4·d."),
         (4 * d * d, naive),
         (4 * d * d + 4 * d, naive),
     ]
 
 
-_COUNT_CALL = ("attention_param_count(d, h), adding d_k=..., bias=... or n_kv_heads=... as keywords "
+_COUNT_CALL = ("attention_param_count(d, h), adding d_k=..., d_v=..., bias=... or n_kv_heads=... as keywords "
                "when a case needs them")
 
 
 @checker("ex-param-count", kind="code")
 def check_param_count(count_func):
-    """The learner's ``attention_param_count(d, h)``, keywords ``d_k``, ``bias``, ``n_kv_heads``: one layer's parameters."""
+    """The learner's ``attention_param_count(d, h)``, keywords ``d_k``, ``d_v``, ``bias``, ``n_kv_heads``."""
     for d, h, options, case in _COUNT_CASES:
         got = call_learner(count_func, d, h, name="attention_param_count", case=case,
                            signature=_COUNT_CALL, **options)
@@ -234,7 +271,7 @@ def check_param_count(count_func):
         compare(value, _param_count(d, h, **options), f"the count for {case}", atol=1e-6, rtol=0,
                 mistakes=_count_mistakes(d, h, **options), mistake_prefix=f"For {case}: ",
                 rounding_hint=False,
-                hint="Count W_Q (d × h·d_k), W_K and W_V (d × n_kv_heads·d_k each), W_O (h·d_k × d), "
-                     "then the biases if bias=True.")
+                hint="Count each matrix from its shape (how many columns does each projection make, "
+                     "how many rows does W_O read?), then the biases if bias=True.")
     return (f"your count is right on all {len(_COUNT_CASES)} cases: GPT-2 small, Gemma 7B's wide heads, "
-            "grouped- and multi-query attention.")
+            "grouped- and multi-query attention, values of another width.")
