@@ -1,6 +1,6 @@
 """Induction heads in SmolLM2, with more random sets and text seeds than the chapter can afford.
 
-The chapter book/10_induction_heads.md measures one set of random texts (seed 0) and two random
+The chapter book/11_induction_heads.md measures one set of random texts (seed 0) and two random
 sets of heads. This script repeats its measurements (not run by the build):
 
 * for each text seed: the loss on the first copy and on the repeat, the top induction heads and

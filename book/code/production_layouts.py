@@ -1,6 +1,6 @@
 """The production layouts of PyTorch, mapped onto the book's ``W_Q``, ``W_K``, ``W_V``, ``W_O``.
 
-The appendix 12_costs_measured shows these listings (``literalinclude``); it does not run them, since PyTorch
+The appendix 13_costs_measured shows these listings (``literalinclude``); it does not run them, since PyTorch
 is not needed to read the book. ``tests/lib/test_production_shape.py`` imports them and checks,
 with PyTorch as an outside oracle, that both layouts give ``mha.multi_head_attention``'s
 output (in float64, to 1e-10). A torch ``Linear`` stores its weight as (out, in), so our ``W`` (in, out)

@@ -741,7 +741,7 @@ def multi_head_attention_loop(X, W_Q, W_K, W_V,  # as in mha.multi_head_attentio
 
     Head ``i`` projects ``X`` with its own ``d_k`` columns of ``W_Q``, ``W_K``
     and ``W_V``: ``3h`` narrow products where :func:`multi_head_attention`
-    does 3 wide ones. Same result, for timing the difference (appendix 12).
+    does 3 wide ones. Same result, for timing the difference (appendix 13).
     It computes in the inputs' own float type when a bound on every
     intermediate number shows that they fit (else in a wider type), and
     refuses inputs too large even for float64.

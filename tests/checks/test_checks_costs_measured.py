@@ -1,4 +1,4 @@
-"""Checker of book/12_costs_measured.md (mha.checks.costs_measured): accepts the reference, names the classic mistakes, survives junk."""
+"""Checker of book/13_costs_measured.md (mha.checks.costs_measured): accepts the reference, names the classic mistakes, survives junk."""
 
 import math
 

@@ -1,4 +1,4 @@
-"""Checkers of book/10_induction_heads.md: accept the reference, name each classic mistake, survive junk."""
+"""Checkers of book/11_induction_heads.md: accept the reference, name each classic mistake, survive junk."""
 
 import numpy as np
 import pytest

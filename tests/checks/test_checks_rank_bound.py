@@ -1,4 +1,4 @@
-"""Checkers of the appendix book/11_rank_bound.md (mha.checks.rank_bound)."""
+"""Checkers of the appendix book/12_rank_bound.md (mha.checks.rank_bound)."""
 
 import numpy as np
 import pytest

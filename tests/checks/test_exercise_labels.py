@@ -233,7 +233,7 @@ def test_every_chapter_module_holds_only_its_chapters_checkers():
 
 def test_misplaced_checkers_are_reported():
     exercises, _ = collect("book/08_costs.md", parse_events("```{exercise} T\n:label: ex-a\n```\n"))
-    assert chapter_slug("book/08_costs.md") == "costs" and chapter_slug("book/11_rank_bound.md") == "rank_bound"
+    assert chapter_slug("book/08_costs.md") == "costs" and chapter_slug("book/12_rank_bound.md") == "rank_bound"
     assert misplaced_checkers(exercises, {"ex-a": "mha.checks.costs"}) == []
     found = misplaced_checkers(exercises, {"ex-a": "mha.checks.chapters_5_7"})
     assert found and "its chapter's module is mha.checks.costs" in found[0]

@@ -25,7 +25,7 @@ WIDGET_PAGES = {
     "book/04_wide_or_narrow.html": ("mha-roles",),
     "book/06_how_many_heads.html": ("mha-lookup",),
     "book/05_narrow_heads.html": ("mha-q-sweep",),
-    "book/11_rank_bound.html": ("mha-dk-sweep", "mha-floor"),
+    "book/12_rank_bound.html": ("mha-dk-sweep", "mha-floor"),
 }
 CASES = [(page, dom_class) for page, classes in WIDGET_PAGES.items() for dom_class in classes]
 

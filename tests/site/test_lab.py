@@ -2,7 +2,7 @@
 
 A JupyterLab like Binder's (the `lab_server` fixture in conftest.py: the .venv's JupyterLab
 4.4.9, scripts/lab.py's command line, postBuild's settings, on 127.0.0.1 with a token) serves
-the notebook edition. For chapters 01, 04, 05, 06, 09 and 10, headless Chromium opens the chapter at the
+the notebook edition. For chapters 01, 04, 05, 06, 09 and 11, headless Chromium opens the chapter at the
 path its launch button opens (lab/tree/notebooks/NN_slug.ipynb), runs every cell through the
 Run menu, and checks that:
 
@@ -51,7 +51,7 @@ WRONG = {
     "09_real_heads": ("def previous_token_mass(A):\n"
                       "    return np.diagonal(A, -1).sum() / A.shape[-1]",
                       "divided by T"),
-    "10_induction_heads": ("def induction_score(A, period):\n"
+    "11_induction_heads": ("def induction_score(A, period):\n"
                            "    t = np.arange(period, len(A))\n"
                            "    return A[t, t - period].mean()",
                            "earlier copy itself"),

@@ -1,4 +1,4 @@
-"""Checkers for the exercises of book/12_costs_measured.md (costs, measured on a CPU).
+"""Checkers for the exercises of book/13_costs_measured.md (costs, measured on a CPU).
 
 * ``ex-online-softmax`` (code): ``merge(a, b)``, the step that combines the softmax summaries of two
   parts of one query row. A summary is ``(m, l)``: the part's largest score and the sum of

@@ -1,4 +1,4 @@
-"""Checkers for the exercises of book/10_induction_heads.md (induction heads, found and built).
+"""Checkers for the exercises of book/11_induction_heads.md (induction heads, found and built).
 
 * ``ex-induction-score`` (code): ``induction_score(A, period)`` for one head's
   weights ``A`` of shape (T, T) on a text that repeats with period ``p``: the

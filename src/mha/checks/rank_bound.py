@@ -1,4 +1,4 @@
-"""Checkers for the exercises of the appendix book/11_rank_bound.md (the rank bound is tight).
+"""Checkers for the exercises of the appendix book/12_rank_bound.md (the rank bound is tight).
 
 * ``ex-tight-scores`` (code): ``tight_scores(A)`` returning scores S with
   softmax(S) = A and rank(S) = n - 1, for targets whose log has full rank.
