@@ -2,7 +2,7 @@
 
 Why an extension and not a ``_static/`` folder at the book root: when that folder exists,
 Jupyter Book adds every ``.js``/``.css`` under every ``html_static_path`` entry to every page
-(here that would be all of MathJax). This adds exactly three files:
+(here that would be all of MathJax). This adds exactly these files:
 
 * ``mha-theme.css``: figures as white cards in dark mode, readable exercise verdicts in both
   modes, captions at normal weight, long code lines that wrap, printed output that keeps its
@@ -11,6 +11,8 @@ Jupyter Book adds every ``.js``/``.css`` under every ``html_static_path`` entry 
   alt text of its own) the text of the caption that sits next to it in its frame.
 * ``mha-phone.js``: a tab stop for every box that scrolls sideways (printed tables, figures on
   a phone), so the keyboard reaches what is off to the right.
+* ``mha-toggles.js``: makes the header's hamburger and "Contents" buttons work (the theme pair
+  binds them to a hidden duplicate; see the file).
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from pathlib import Path
 
 STATIC = Path(__file__).resolve().parent / "static"
 CSS = "mha-theme.css"
-JS = ("mha-a11y.js", "mha-phone.js")
+JS = ("mha-a11y.js", "mha-phone.js", "mha-toggles.js")
 
 
 def _add_static_path(app, config):
