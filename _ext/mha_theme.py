@@ -12,7 +12,10 @@ Jupyter Book adds every ``.js``/``.css`` under every ``html_static_path`` entry 
 * ``mha-phone.js``: a tab stop for every box that scrolls sideways (printed tables, figures on
   a phone), so the keyboard reaches what is off to the right.
 * ``mha-toggles.js``: makes the header's hamburger and "Contents" buttons work (the theme pair
-  binds them to a hidden duplicate; see the file).
+  binds them to a hidden duplicate; see the file), and names the search and colour-mode buttons
+  after what they show.
+
+It also fixes two bits of markup in every page body (``BODY_FIXES``).
 """
 from __future__ import annotations
 
@@ -29,8 +32,27 @@ def _add_static_path(app, config):
         config.html_static_path.append(path)
 
 
+# Markup that Sphinx and its extensions write into every page body, fixed for WCAG 2.1:
+# sphinxcontrib-bibtex's entries carry the deprecated role doc-biblioentry inside a role="list" (a
+# list must hold list items); myst-nb's "Show code cell source" toggles are named "Toggle hidden
+# content", a name that does not contain what they show (WCAG 2.5.3).
+BODY_FIXES = (
+    ('role="doc-biblioentry"', 'role="listitem"'),
+    ('<summary aria-label="Toggle hidden content">', "<summary>"),
+)
+
+
+def fix_body(app, pagename, templatename, context, doctree):
+    body = context.get("body")
+    if body:
+        for old, new in BODY_FIXES:
+            body = body.replace(old, new)
+        context["body"] = body
+
+
 def setup(app):
     app.connect("config-inited", _add_static_path)
+    app.connect("html-page-context", fix_body)
     app.add_css_file(CSS)
     for js in JS:
         app.add_js_file(js, defer="defer")
