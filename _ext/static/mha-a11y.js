@@ -1,16 +1,90 @@
-// Widget frames are <img> elements that ipywidgets draws without alt text. Each frame of the
-// book's sweeps is a box holding the picture and a caption that says what the picture shows;
-// copy that caption into the picture's alt text, so a screen reader reads it too. Sliders get a
-// name and their stop as text (see nameSlider).
+// The widgets on the static page, for screen readers and the keyboard (ipywidgets 8 draws them):
+// * a frame (an <img> without alt text, with its caption next to it) gets a short alt text that
+//   points to the caption, which is read once, as text; when the picture changes, the new caption
+//   is announced in a polite live region of the widget (announce);
+// * a slider gets a name and its stop as text (nameSlider), in words ("d k", not "d_k");
+// * a slider's readout is plain text: ipywidgets makes it an editable tab stop that accepts any
+//   text and does nothing with it on a page without a kernel (readOnly);
+// * a row of toggle buttons is a named group, and each button says its group and whether it is
+//   pressed ("layer 3", aria-pressed) (nameToggles).
 (function () {
   "use strict";
 
-  function describe(img) {
-    if ((img.getAttribute("alt") || "").trim()) return;
+  var FRAME_ALT = "Picture described by the caption below.";
+
+  function squash(text) {
+    return (text || "").replace(/\s+/g, " ").trim();
+  }
+
+  // "d_k" is read "d underscore k": say the subscript as a word.
+  function spoken(text) {
+    return text.replace(/([A-Za-z])_([A-Za-z0-9]+)/g, "$1 $2");
+  }
+
+  function captionOf(img) {
+    var figure = img.closest("figure");
+    if (figure && figure.querySelector("figcaption")) return figure.querySelector("figcaption");
     var box = img.closest(".widget-vbox, .widget-box");
-    var caption = box ? box.querySelector(".widget-html, .widget-label") : null;
-    var text = caption ? caption.textContent.replace(/\s+/g, " ").trim() : "";
-    if (text) img.setAttribute("alt", text);
+    return box ? box.querySelector(".widget-html, .widget-label") : null;
+  }
+
+  function describe(img) {
+    var caption = captionOf(img);
+    var text = caption ? squash(caption.textContent) : "";
+    var alt = squash(img.getAttribute("alt"));
+    if (text && (!alt || alt === text)) img.setAttribute("alt", FRAME_ALT);
+    announce(img, text);
+  }
+
+  // One polite live region per widget output: the caption of a picture that has just been shown.
+  function announce(img, text) {
+    var area = img.closest(".widget-subarea");
+    if (!area || !text) return;
+    var region = area.querySelector(":scope > .mha-live");
+    if (!region) {
+      region = document.createElement("div");
+      region.className = "mha-live visually-hidden";
+      region.setAttribute("aria-live", "polite");
+      region.setAttribute("aria-atomic", "true");
+      area.appendChild(region);
+      region.mhaLast = text;  // the first picture is read with the page, not announced
+      return;
+    }
+    if (region.mhaLast === text || !img.checkVisibility()) return;
+    region.mhaLast = text;
+    region.textContent = text;
+  }
+
+  function readOnly(readout) {
+    if (readout.getAttribute("contenteditable") !== "false") {
+      readout.setAttribute("contenteditable", "false");
+    }
+    if (readout.mhaWatched) return;
+    readout.mhaWatched = true;
+    // ipywidgets sets it editable again on every update of the slider
+    new MutationObserver(function () { readOnly(readout); })
+      .observe(readout, { attributes: true, attributeFilter: ["contenteditable"] });
+  }
+
+  function nameToggles(group) {
+    var label = group.querySelector(":scope > .widget-label");
+    var name = label ? squash(label.textContent) : "";
+    if (name) {
+      group.setAttribute("role", "group");
+      group.setAttribute("aria-label", spoken(name));
+    }
+    group.querySelectorAll("button").forEach(function (button) {
+      var text = squash(button.textContent);
+      // the group in words, the button's own text as shown (a name must contain what is seen)
+      var full = name && text.indexOf(name) !== 0 ? spoken(name) + " " + text : text;
+      if (full && button.getAttribute("aria-label") !== full) button.setAttribute("aria-label", full);
+      var pressed = button.classList.contains("mod-active") ? "true" : "false";
+      if (button.getAttribute("aria-pressed") !== pressed) button.setAttribute("aria-pressed", pressed);
+    });
+    if (group.mhaWatched) return;
+    group.mhaWatched = true;
+    new MutationObserver(function () { nameToggles(group); })
+      .observe(group, { attributes: true, attributeFilter: ["class"], subtree: true, childList: true });
   }
 
   // A slider's handle (noUiSlider, drawn by ipywidgets) has no name, and its aria-valuetext is
@@ -41,8 +115,9 @@
     var slider = handle.closest(".widget-slider, .widget-hslider, .widget-vslider");
     var label = slider ? slider.querySelector(".widget-label") : null;
     var name = (note && note.getAttribute("data-name")) || (label ? label.textContent.trim() : "");
+    name = spoken(name);
     if (name && handle.getAttribute("aria-label") !== name) handle.setAttribute("aria-label", name);
-    var text = sliderText(handle);
+    var text = spoken(sliderText(handle));
     if (text && handle.getAttribute("aria-valuetext") !== text) handle.setAttribute("aria-valuetext", text);
   }
 
@@ -63,6 +138,10 @@
     node.querySelectorAll(".jupyter-widgets img").forEach(describe);
     if (node.matches(".noUi-handle[role=slider]")) watchSlider(node);
     node.querySelectorAll(".jupyter-widgets .noUi-handle[role=slider]").forEach(watchSlider);
+    if (node.matches(".jupyter-widgets .widget-readout")) readOnly(node);
+    node.querySelectorAll(".jupyter-widgets .widget-readout").forEach(readOnly);
+    if (node.matches(".jupyter-widgets .widget-toggle-buttons")) nameToggles(node);
+    node.querySelectorAll(".jupyter-widgets .widget-toggle-buttons").forEach(nameToggles);
   }
 
   function start() {

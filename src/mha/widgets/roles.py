@@ -100,6 +100,9 @@ def _arithmetic_table(step, title, tokens):
 
 _ROLE_CSS = ("<style>.mha-arith{border-collapse:collapse;font-size:0.85em;margin:0 0 0.6em 0}"
              ".mha-arith caption{text-align:left;font-weight:bold;padding-bottom:0.2em}"
+             # the widget's own text colour: a page theme's muted caption grey sat on the widget's
+             # light card in the book's dark mode at 1.71:1
+             ".mha-roles figcaption,.mha-arith caption{color:inherit}"
              ".mha-arith th,.mha-arith td{padding:0.1em 0.45em;text-align:right;border-bottom:1px solid #ccc}"
              ".mha-arith th[scope=row]{text-align:left}"
              ".mha-arith tr.mha-top{background:#E69F00;color:black;font-weight:bold}"

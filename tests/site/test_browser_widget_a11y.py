@@ -1,0 +1,202 @@
+"""The widgets by keyboard and screen reader, on the static page (``_ext/static/mha-a11y.js``).
+
+* A slider's readout is read-only text with no tab stop: typing into it changes nothing, and it
+  stays so after the slider moves (ipywidgets 8 makes it an editable tab stop on every update).
+* Sliders are named and valued in words ("head width d k", not "d_k").
+* Toggle buttons say whether they are pressed (aria-pressed) and their group ("layer 3").
+* Focus on drop-downs and buttons is a ring of 3:1 or more against what is behind it.
+* When the picture changes, a polite live region says the new caption; the picture's alt text
+  does not repeat the caption (it is read once, as text).
+* Formulas are not tab stops (MathJax's default): chapter 11's first widget is a few Tabs down.
+"""
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+SLIDER_PAGES = ["book/04_wide_or_narrow.html", "book/05_narrow_heads.html",
+                "book/06_how_many_heads.html", "book/11_rank_bound.html"]
+TOGGLES = "book/09_real_heads.html"
+MAX_TABS_TO_WIDGET = 150  # chapter 11: 434 before formulas left the tab order
+
+_DRAWN_JS = """
+async () => {
+  const views = document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]');
+  const t0 = Date.now();
+  while (Date.now() - t0 < 20000
+         && document.querySelectorAll('.widget-subarea .jupyter-widgets').length < views.length)
+    await new Promise(r => setTimeout(r, 100));
+  await new Promise(r => setTimeout(r, 300));
+}
+"""
+
+
+def _open(open_page, site_dir, path, viewport=(1280, 900)):
+    if not (site_dir / path).is_file():
+        pytest.fail(f"{path} is not in the built site {site_dir}", pytrace=False)
+    visit = open_page(path, viewport=viewport)
+    visit.page.evaluate(_DRAWN_JS)
+    return visit
+
+
+@pytest.mark.parametrize("path", SLIDER_PAGES)
+def test_readouts_are_read_only_text(open_page, site_dir, path):
+    page = _open(open_page, site_dir, path).page
+    readouts = page.locator(".jupyter-widgets .widget-readout")
+    shown = [readouts.nth(i) for i in range(readouts.count()) if readouts.nth(i).evaluate(
+        "el => el.checkVisibility()")]
+    assert shown, f"{path}: no slider readout shown"
+    for readout in shown:
+        assert readout.evaluate("el => !el.isContentEditable"), f"{path}: an editable readout"
+        before = readout.inner_text()
+        readout.click()
+        page.keyboard.type("zzz")
+        page.keyboard.press("Enter")
+        assert readout.inner_text() == before, f"{path}: typing changed the readout to {readout.inner_text()!r}"
+    # Moving the slider updates the readout, which stays read-only.
+    handle = page.locator(".jupyter-widgets .noUi-handle").first
+    readout = shown[0]
+    before = readout.inner_text()
+    handle.focus()
+    handle.press("ArrowRight")
+    if readout.inner_text() == before:
+        handle.press("ArrowLeft")
+        handle.press("ArrowLeft")
+    page.wait_for_timeout(200)
+    assert readout.inner_text() != before, f"{path}: the readout did not follow the slider"
+    assert readout.evaluate("el => !el.isContentEditable"), f"{path}: the readout became editable"
+    # No readout is a tab stop: Tab from the slider goes past it.
+    handle.focus()
+    page.keyboard.press("Tab")
+    assert not page.evaluate("() => document.activeElement.classList.contains('widget-readout')")
+
+
+@pytest.mark.parametrize("path", SLIDER_PAGES)
+def test_sliders_are_named_in_words(open_page, site_dir, path):
+    page = _open(open_page, site_dir, path).page
+    handles = page.evaluate("""() => Array.from(document.querySelectorAll('.jupyter-widgets .noUi-handle'))
+        .filter(h => h.checkVisibility())
+        .map(h => ({name: h.getAttribute('aria-label'), value: h.getAttribute('aria-valuetext')}))""")
+    assert handles
+    for h in handles:
+        assert h["name"] and h["value"], f"{path}: a slider without a name or a value text: {h}"
+        assert "_" not in h["name"] + h["value"], f"{path}: {h} would be read 'underscore'"
+
+
+def test_toggle_buttons_say_pressed_and_group(open_page, site_dir):
+    page = _open(open_page, site_dir, TOGGLES).page
+    groups = page.locator(".jupyter-widgets .widget-toggle-buttons")
+    assert groups.count() >= 3
+    facts = page.evaluate("""() => Array.from(document.querySelectorAll('.jupyter-widgets .widget-toggle-buttons'))
+        .map(g => ({group: g.getAttribute('aria-label'), role: g.getAttribute('role'),
+                    label: (g.querySelector('.widget-label') || {}).textContent,
+                    buttons: Array.from(g.querySelectorAll('button')).map(b => ({
+                       text: b.textContent.trim(), name: b.getAttribute('aria-label'),
+                       pressed: b.getAttribute('aria-pressed')}))}))""")
+    n_buttons = 0
+    for g in facts:
+        assert g["role"] == "group" and g["group"], g
+        pressed = [b for b in g["buttons"] if b["pressed"] == "true"]
+        assert len(pressed) == 1, f"{g['group']}: {len(pressed)} buttons pressed"
+        for b in g["buttons"]:
+            n_buttons += 1
+            assert b["pressed"] in ("true", "false"), b
+            assert b["name"] == f"{g['group']} {b['text']}", b  # "layer 3", "head 5"
+    assert n_buttons >= 30
+    # Pressing another head moves aria-pressed with it.
+    head = groups.nth(1).locator("button").nth(2)
+    head.click()
+    page.wait_for_timeout(200)
+    assert head.get_attribute("aria-pressed") == "true"
+    assert groups.nth(1).locator("button[aria-pressed=true]").count() == 1
+
+
+_RING_JS = """
+() => {
+  const el = document.activeElement;
+  const s = getComputedStyle(el);
+  const rgb = c => (c.match(/[\\d.]+/g) || []).map(Number);
+  const lum = ([r, g, b]) => {
+    const f = c => { c /= 255; return c <= 0.03928 ? c / 12.92 : Math.pow((c + 0.055) / 1.055, 2.4); };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+  };
+  let bg = [255, 255, 255];
+  for (let e = el.parentElement; e; e = e.parentElement) {
+    const c = rgb(getComputedStyle(e).backgroundColor);
+    if (c.length >= 3 && (c.length < 4 || c[3] > 0.9)) { bg = c; break; }
+  }
+  const [a, b] = [lum(rgb(s.outlineColor)), lum(bg)].sort((x, y) => y - x);
+  return {tag: el.tagName, style: s.outlineStyle, width: parseFloat(s.outlineWidth),
+          ratio: (a + 0.05) / (b + 0.05)};
+}
+"""
+
+
+@pytest.mark.parametrize("mode", ["light", "dark"])
+@pytest.mark.parametrize("path, control", [
+    ("book/04_wide_or_narrow.html", ".jupyter-widgets select"),
+    (TOGGLES, ".jupyter-widgets .widget-toggle-buttons button"),
+])
+def test_focus_is_visible(chromium, site_server, site_dir, path, control, mode):
+    if not (site_dir / path).is_file():
+        pytest.fail(f"{path} is not in the built site {site_dir}", pytrace=False)
+    context = chromium.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        context.add_init_script(f"localStorage.setItem('mode', '{mode}');"
+                                f"localStorage.setItem('theme', '{mode}');")
+        page = context.new_page()
+        page.goto(site_server + path, wait_until="load")
+        page.evaluate(_DRAWN_JS)
+        target = page.locator(control).first
+        # Reach it by keyboard (Shift+Tab back from the next stop), so :focus-visible applies.
+        target.focus()
+        page.keyboard.press("Tab")
+        page.keyboard.press("Shift+Tab")
+        ring = page.evaluate(_RING_JS)
+    finally:
+        context.close()
+    assert ring["style"] != "none" and ring["width"] >= 2, f"{path}: focus on {ring['tag']} shows no ring: {ring}"
+    assert ring["ratio"] >= 3, f"{path} ({mode}): focus ring at {ring['ratio']:.2f}:1, below 3:1"
+
+
+@pytest.mark.parametrize("path", ["book/05_narrow_heads.html", "book/11_rank_bound.html"])
+def test_new_caption_is_announced_and_alt_does_not_repeat_it(open_page, site_dir, path):
+    page = _open(open_page, site_dir, path).page
+    sweep = page.locator(".mha-sweep").first
+    handle = sweep.locator(".noUi-handle").first
+    handle.focus()
+    handle.press("ArrowRight")
+    page.wait_for_timeout(100)
+    handle.press("ArrowLeft")
+    handle.press("ArrowLeft")
+    page.wait_for_timeout(500)
+    facts = sweep.evaluate("""root => {
+        const area = root.closest('.widget-subarea');
+        const live = area && area.querySelector('.mha-live');
+        const img = Array.from(root.querySelectorAll('img')).filter(i => i.checkVisibility())[0];
+        const box = img.closest('.widget-vbox, .widget-box');
+        const caption = box.querySelector('.widget-html, .widget-label');
+        return {live: live ? live.textContent.trim() : null,
+                politeness: live ? live.getAttribute('aria-live') : null,
+                alt: img.getAttribute('alt'), caption: caption.textContent.replace(/\\s+/g, ' ').trim()};
+    }""")
+    assert facts["politeness"] == "polite", f"{path}: no polite live region: {facts}"
+    assert facts["live"] == facts["caption"], f"{path}: the live region says {facts['live']!r}"
+    assert facts["alt"] and facts["alt"] != facts["caption"], f"{path}: alt repeats the caption"
+
+
+def test_formulas_are_not_tab_stops(open_page, site_dir):
+    page = _open(open_page, site_dir, "book/11_rank_bound.html").page
+    page.evaluate("async () => { if (window.MathJax && MathJax.startup) await MathJax.startup.promise; }")
+    math_stops = page.evaluate(
+        "() => Array.from(document.querySelectorAll('mjx-container')).filter(m => m.tabIndex >= 0).length")
+    assert page.locator("mjx-container").count() > 100
+    assert math_stops == 0, f"{math_stops} formulas are tab stops"
+    page.locator("body").focus()
+    for tabs in range(1, MAX_TABS_TO_WIDGET + 1):
+        page.keyboard.press("Tab")
+        if page.evaluate("() => !!document.activeElement.closest('.jupyter-widgets')"):
+            break
+    else:
+        pytest.fail(f"chapter 11's first widget is more than {MAX_TABS_TO_WIDGET} Tabs down")
