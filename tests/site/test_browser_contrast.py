@@ -15,7 +15,7 @@ pytestmark = pytest.mark.browser
 
 MIN_RATIO = 4.5
 WIDGET_PAGES = ["book/04_wide_or_narrow.html", "book/05_narrow_heads.html",
-                "book/06_how_many_heads.html", "book/09_real_heads.html", "book/11_rank_bound.html"]
+                "book/06_how_many_heads.html", "book/09_real_heads.html", "book/12_rank_bound.html"]
 
 _CONTRAST_JS = """
 async () => {

@@ -16,7 +16,7 @@ import pytest
 pytestmark = pytest.mark.browser
 
 SLIDER_PAGES = ["book/04_wide_or_narrow.html", "book/05_narrow_heads.html",
-                "book/06_how_many_heads.html", "book/11_rank_bound.html"]
+                "book/06_how_many_heads.html", "book/12_rank_bound.html"]
 TOGGLES = "book/09_real_heads.html"
 MAX_TABS_TO_WIDGET = 150  # chapter 11: 434 before formulas left the tab order
 
@@ -160,7 +160,7 @@ def test_focus_is_visible(chromium, site_server, site_dir, path, control, mode):
     assert ring["ratio"] >= 3, f"{path} ({mode}): focus ring at {ring['ratio']:.2f}:1, below 3:1"
 
 
-@pytest.mark.parametrize("path", ["book/05_narrow_heads.html", "book/11_rank_bound.html"])
+@pytest.mark.parametrize("path", ["book/05_narrow_heads.html", "book/12_rank_bound.html"])
 def test_new_caption_is_announced_and_alt_does_not_repeat_it(open_page, site_dir, path):
     page = _open(open_page, site_dir, path).page
     sweep = page.locator(".mha-sweep").first
@@ -187,7 +187,7 @@ def test_new_caption_is_announced_and_alt_does_not_repeat_it(open_page, site_dir
 
 
 def test_formulas_are_not_tab_stops(open_page, site_dir):
-    page = _open(open_page, site_dir, "book/11_rank_bound.html").page
+    page = _open(open_page, site_dir, "book/12_rank_bound.html").page
     page.evaluate("async () => { if (window.MathJax && MathJax.startup) await MathJax.startup.promise; }")
     math_stops = page.evaluate(
         "() => Array.from(document.querySelectorAll('mjx-container')).filter(m => m.tabIndex >= 0).length")
