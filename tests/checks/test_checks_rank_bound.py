@@ -42,6 +42,8 @@ def test_floor_distance_accepts_the_floor_in_any_numeric_form():
     assert floor_distance() == FLOOR_N - 1
     for answer in (5, 5.0, np.int64(5), np.array(5)):
         assert status("ex-floor-distance", answer) == "correct"
+    # the verdict gives the reason through P (an invertible log A alone would not prove it)
+    assert "multiplying by P" in check("ex-floor-distance", 5).message
 
 
 @pytest.mark.parametrize("answer, words", [

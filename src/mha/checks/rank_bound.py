@@ -74,8 +74,9 @@ def floor_distance_check(answer):
         wrong(f"a head width is a whole number, got {value:g}.")
     d_k, right = int(round(value)), floor_distance()
     if d_k == right:
-        return (f"d_k = {right}: the distances |i - j| on a line form an invertible matrix, so the centred log "
-                "keeps all the rank the row constants allow.")
+        return (f"d_k = {right}: log A is minus the distances |i - j| plus one constant per row. The distances "
+                "form an invertible matrix, so removing the row constants (multiplying by P) leaves rank n - 1, "
+                "the most any target needs.")
     if d_k == 2:
         wrong("2 is the floor of the smooth band, whose exponent -(i - j)^2 expands into a few products "
               "(i^2, i j, j^2). Does -|i - j| expand like that? Look at the right panel of the explorer.")
