@@ -366,17 +366,17 @@ def test_entries_of_token_rows_are_named_in_words():
 
 
 def test_near_a_threshold_enough_decimals_are_printed():
-    # The q where "love" gets exactly 0.95, found by bisection; ex-q-love asks for it to two
-    # decimals, so a q 0.006 to either side is wrong, with a weight within 0.0005 of 0.95.
+    # The q where "love" gets exactly 0.9, found by bisection; ex-q-love asks for it to two
+    # decimals, so a q 0.006 to either side is wrong, with a weight within 0.0005 of 0.9.
     low, high = -10.0, 0.0
     for _ in range(200):
         mid = (low + high) / 2
-        low, high = (mid, high) if weights_for_q(mid)[1] > 0.95 else (low, mid)
+        low, high = (mid, high) if weights_for_q(mid)[1] > 0.9 else (low, mid)
     for q, below in ((high + 0.006, True), (low - 0.006, False)):
         v = check("ex-q-love", q)
         assert v.status == "wrong"
         shown = re.search(r'"love" gets ([0-9]+\.[0-9]+)', v.message).group(1)
-        assert (float(shown) < 0.95) == below and shown not in ("0.950", "0.95"), v.message
+        assert (float(shown) < 0.9) == below and shown not in ("0.900", "0.90", "0.9"), v.message
     assert check("ex-q-love", low).ok
 
 
