@@ -14,65 +14,67 @@ def status(label, answer):
     return check(label, answer).status
 
 
-# ---- ex-bleu-gaps ------------------------------------------------------------------------------
+# ---- ex-key-width-halving -----------------------------------------------------------------------
 # Table 3 (B): dev perplexity 4.92 (d_k = 64, base), 5.01 (32), 5.16 (16); BLEU 25.8, 25.4, 25.1.
-REFERENCE = (5.01 - 4.92, 5.16 - 5.01)
+# BLEU falls 0.4 then 0.3 (the first halving costs more); perplexity rises 0.09 then 0.15 (the second).
+REFERENCE = {"by BLEU": "first", "by perplexity": "second", "overall": "cannot tell"}
 
 
-def test_bleu_gaps_accepts_reference():
-    assert status("ex-bleu-gaps", REFERENCE) == "correct"
-    assert status("ex-bleu-gaps", np.array([0.09, 0.15])) == "correct"
-    assert status("ex-bleu-gaps", [0.0900001, 0.1499999]) == "correct"
+def test_halving_reference_follows_the_paper_rows():
+    from mha.checks.how_many_heads import halving_costs
+    assert halving_costs() == {"by BLEU": "first", "by perplexity": "second"}
 
 
-def test_bleu_gaps_solution_code_is_accepted():
-    from mha import papers
-    ppl = {r.d_k: r.dev_ppl for r in (papers.VASWANI2017_BASE, *papers.VASWANI2017_TABLE3_B)}
-    assert status("ex-bleu-gaps", [ppl[32] - ppl[64], ppl[16] - ppl[32]]) == "correct"
-
-
-@pytest.mark.parametrize("answer, words", [
-    ((-0.09, -0.15), "negative"),
-    ((0.15, 0.09), "swapped"),
-    ((0.4, 0.3), "BLEU drops"),
-    ((-0.4, -0.3), "BLEU changes"),
-    ((5.01, 5.16), "perplexities themselves"),
-    ((0.09, 0.24), "two halvings"),
-    ((-0.01, 0.10), "rows (A)"),
-    ((-0.01, 0.09), "rows (A)"),
-    ((1.0183, 1.0299), "ratios"),
-    ((0.0183, 0.0299), "relative rises"),
-    ((1.83, 2.99), "relative rises"),
-    ((1.80, 2.91), "relative rises"),
-    ((0.09,), "two numbers"),
+@pytest.mark.parametrize("answer", [
+    REFERENCE,
+    {"by BLEU": "First", "by perplexity": "2nd", "overall": "can't tell"},
+    {"by BLEU": " first ", "by perplexity": "second", "overall": "Cannot tell."},
 ])
-def test_bleu_gaps_names_mistakes(answer, words):
-    v = check("ex-bleu-gaps", answer)
+def test_halving_accepts_reference(answer):
+    v = check("ex-key-width-halving", answer)
+    assert v.status == "correct", v.message
+    assert "cannot say" in v.message and "shrank" in v.message
+
+
+def test_halving_solution_code_is_accepted():
+    from mha import papers
+    chain = [papers.VASWANI2017_BASE] + sorted(papers.VASWANI2017_TABLE3_B, key=lambda r: -r.d_k)
+    bleu = [a.dev_bleu - b.dev_bleu for a, b in zip(chain, chain[1:])]
+    ppl = [b.dev_ppl - a.dev_ppl for a, b in zip(chain, chain[1:])]
+    pick = lambda pair: "first" if pair[0] > pair[1] else "second"
+    assert status("ex-key-width-halving", {"by BLEU": pick(bleu), "by perplexity": pick(ppl),
+                                           "overall": "cannot tell"}) == "correct"
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"by BLEU": "second"}, "BLEU is higher-is-better"),
+    ({"by perplexity": "first"}, "perplexity is lower-is-better"),
+    ({"by BLEU": "cannot tell"}, "Keep 'cannot tell'"),
+    ({"by perplexity": "cannot tell"}, "Keep 'cannot tell'"),
+    ({"overall": "first"}, "disagree"),
+    ({"overall": "second"}, "one more run"),
+    ({"by BLEU": "maybe"}, "Answer with one of"),
+    ({"overall": 2}, "should be one of the words"),
+])
+def test_halving_names_mistakes(change, words):
+    v = check("ex-key-width-halving", {**REFERENCE, **change})
     assert v.status == "wrong" and words in v.message, v.message
-
-
-def test_bleu_gaps_rounding_is_named_before_any_mistake():
-    v = check("ex-bleu-gaps", (0.1, 0.2))
-    assert v.status == "wrong" and "rounded" in v.message, v.message
-
-
-def test_bleu_gaps_points_to_the_method_for_other_numbers_and_hides_the_answer():
-    v = check("ex-bleu-gaps", (0.3, 0.5))
-    assert v.status == "wrong" and "dev perplexity column" in v.message, v.message
-    for shown in ("0.09", "0.15", "0.090", "0.150"):
+    for shown in ("0.09", "0.15", "0.4 and", "0.3"):
         assert shown not in v.message
 
 
-@pytest.mark.parametrize("answer", [None, "0.09, 0.15", [["a"]], [float("nan"), 0.15], [1, 2, 3], {}, ...,
-                                    [0.09, float("inf")], object()])
-def test_bleu_gaps_survives_junk(answer):
-    v = check("ex-bleu-gaps", answer)
+def test_halving_checks_the_scores_before_the_verdict():
+    # 'overall' is right, but a part is wrong: the part is named, not praised.
+    v = check("ex-key-width-halving", {**REFERENCE, "by BLEU": "second"})
+    assert v.status == "wrong" and "'by BLEU'" in v.message, v.message
+
+
+@pytest.mark.parametrize("answer", [None, "first", [["a"]], {}, ..., {"by BLEU": "first"}, object(),
+                                    {"by BLEU": ..., "by perplexity": "second", "overall": "cannot tell"},
+                                    {"by BLEU": float("nan"), "by perplexity": [1], "overall": {}}])
+def test_halving_survives_junk(answer):
+    v = check("ex-key-width-halving", answer)
     assert v.status in ("wrong", "not done") and "could not be checked" not in v.message, v.message
-
-
-def test_bleu_gaps_praise_does_not_overclaim():
-    message = check("ex-bleu-gaps", REFERENCE).message
-    assert "do not agree" in message and "one run per row" in message and "shrank" in message
 
 
 # ---------------------------------------------------------------- ex-lookup-variant

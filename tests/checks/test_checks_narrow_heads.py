@@ -16,16 +16,16 @@ def status(label, answer):
 # ---- ex-q-love ---------------------------------------------------------------------------------
 
 def love_boundary():
-    """Where the weight of "love" crosses 0.95, found by bisection on the weights themselves."""
-    lo, hi = -10.0, 0.0  # weight above 0.95 at lo, below at hi
+    """Where the weight of "love" crosses 0.9, found by bisection on the weights themselves."""
+    lo, hi = -10.0, 0.0  # weight above 0.9 at lo, below at hi
     for _ in range(200):
         mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if weights_for_q(mid)[1] > 0.95 else (lo, mid)
+        lo, hi = (mid, hi) if weights_for_q(mid)[1] > 0.9 else (lo, mid)
     return (lo + hi) / 2
 
 
 def test_love_weight_falls_as_q_grows():
-    # The exercise says "love" passes 0.95 exactly when q is below one value: its weight must fall.
+    # The exercise says "love" passes 0.9 exactly when q is below one value: its weight must fall.
     w = weights_for_q(np.linspace(-20, 20, 4001))[:, 1]
     assert (np.diff(w) < 0).all()
 
@@ -36,24 +36,38 @@ def test_q_love_accepts_exactly_the_boundary_to_two_decimals(q):
     assert (status("ex-q-love", q) == "correct") == (abs(q - love_boundary()) <= 0.005)
 
 
-@pytest.mark.parametrize("answer", [-2.99, -2.993, np.float32(-2.99), [[-2.99]]])
+@pytest.mark.parametrize("answer", [-2.29, -2.293, np.float32(-2.29), [[-2.29]]])
 def test_q_love_accepts_the_boundary(answer):
     v = check("ex-q-love", answer)
     assert v.status == "correct", v.message
-    assert "2.993" not in v.message  # only the learner's own number, rounded, is echoed
+    assert "2.293" not in v.message  # only the learner's own number, rounded, is echoed
+
+
+def test_q_love_boundary_lies_between_the_slider_stops():
+    # The slider's stops are 0.5 apart (-4 to 4); q* must be far from every stop, so that neither a
+    # stop nor a straight line between two stops gives it to two decimals.
+    q_star = love_boundary()
+    stops = np.arange(-4.0, 4.01, 0.5)
+    assert np.abs(stops - q_star).min() > 0.15
+    lo, hi = -2.5, -2.0
+    w_lo, w_hi = weights_for_q(lo)[1], weights_for_q(hi)[1]
+    interpolated = lo + (w_lo - 0.9) / (w_lo - w_hi) * (hi - lo)
+    assert status("ex-q-love", round(interpolated, 2)) == "wrong"
 
 
 @pytest.mark.parametrize("answer, words", [
     (2.0, "largest key wins"),
-    (2.99, "largest key wins"),     # the boundary with the wrong sign
+    (2.29, "largest key wins"),     # the boundary with the wrong sign
     (0.97, "looks like a weight"),
     (0, "each token gets a third"),
     (-1.0, "further from zero"),
-    (-2.98, "further from zero"),
-    (-3.0, "between -3 and 0"),     # a stop of the slider: above 0.95, but not the boundary
+    (-2.28, "further from zero"),
+    (-2.0, "further from zero"),    # a stop of the slider: below 0.9
+    (-2.5, "between -2.5 and 0"),   # a stop of the slider: above 0.9, but not the boundary
+    (-2.32, "between -2.32 and 0"), # a straight line between the two stops
     (-5.0, "towards zero"),
-    (-2.94, 'only "love" and "LLMs"'),   # ln(1/19): "I" left out of the softmax
-    (-1.47, 'only "love" and "I"'),      # ln(1/19)/2: "LLMs" left out
+    (-2.20, 'only "love" and "LLMs"'),   # ln(1/9): "I" left out of the softmax
+    (-1.10, 'only "love" and "I"'),      # ln(1/9)/2: "LLMs" left out
     ([-4, -5], "one number"),
     (True, "truth value"),
     ("-3", "text"),
@@ -61,7 +75,7 @@ def test_q_love_accepts_the_boundary(answer):
 def test_q_love_names_mistakes(answer, words):
     v = check("ex-q-love", answer)
     assert v.status == "wrong" and words in v.message, v.message
-    assert "2.99" not in v.message or answer in (2.99,), v.message  # never the boundary itself
+    assert "2.29" not in v.message or answer in (2.29,), v.message  # never the boundary itself
 
 
 # ---- ex-q-llms ---------------------------------------------------------------------------------

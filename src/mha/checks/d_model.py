@@ -1,7 +1,11 @@
 """Checkers for the exercises of book/07_d_model.md (what fixes d_model).
 
-* ``ex-shapes-768`` (numeric): d_k, the shapes of W_i^Q and W^O for
-  d_model = 768 with 12 heads, and which sizes the sublayer may choose freely.
+* ``ex-shapes-768`` (numeric): a model with d_model = 768 and 12 heads whose
+  head widths are untied (d_k = 32, d_v = 128), a feed-forward sublayer with
+  d_ff = 3072 and pretrained 300-wide word vectors behind a learned projection.
+  The shapes of W^O and of the feed-forward's first matrix W_1, the number of
+  weights in W^Q, W^K, W^V and W^O, and which sizes must change when the stream
+  is widened to 1,024 (the ones that touch the stream, in every part).
 """
 
 from __future__ import annotations
@@ -10,17 +14,35 @@ import re
 
 import numpy as np
 
-from .core import answer_array, checker, compare, is_unfinished, not_done, safe_repr, wrong
+from .core import answer_array, checker, compare, dict_parts, is_unfinished, not_done, safe_repr, wrong
 
-_FREE_NAMES = {"dk": "d_k", "wqicols": "d_k", "wqirows": "W_Q_i rows", "worows": "W_O rows",
-               "wocols": "W_O cols"}
-_FREE_VOCAB = '"d_k", "W_Q_i rows", "W_O rows", "W_O cols"'
-_KEYS = ("d_k", "W_Q_i", "W_O", "free")
+D, H, D_K, D_V, D_FF, D_PRE = 768, 12, 32, 128, 3072, 300  # the exercise's model
+SIZES = ("W_Q_i rows", "W_Q_i cols", "W_O rows", "W_O cols", "W_1 rows", "W_1 cols",
+         "projection rows", "projection cols")
+_SIZE_NAMES = {re.sub(r"[^a-z0-9]", "", name.lower()): name for name in SIZES}
+_SIZE_VOCAB = ", ".join(f'"{name}"' for name in SIZES)
+_KEYS = ("W_O", "W_1", "n_weights", "must_change")
+MUST_CHANGE = {"W_Q_i rows", "W_O cols", "W_1 rows", "projection cols"}  # they read or write the stream
+_WHY_KEPT = {
+    "W_Q_i cols": "W_Q_i's columns are the head's query width d_k, which is kept.",
+    "W_O rows": "W_O's rows take the heads' outputs side by side, h times d_v, which are kept.",
+    "W_1 cols": "W_1's columns are the feed-forward's inner width d_ff, which is kept.",
+    "projection rows": "the projection's rows take the pretrained vectors, still 300 wide.",
+}
+_WHY_FORCED = {
+    "W_Q_i rows": "W_Q_i reads a row of the stream, so its rows must match the stream's width.",
+    "W_O cols": "the output of W_O is added to the stream, entry by entry, so its columns must match the stream.",
+    "W_1 rows": "the feed-forward sublayer reads the stream too: W_1 takes a row of it.",
+    "projection cols": "the projection writes the word vectors into the stream, so its columns are the stream's width.",
+}
+
+
+def n_weights(d=D, h=H, d_k=D_K, d_v=D_V):
+    """Weights of W^Q, W^K, W^V and W^O of one attention layer, without biases."""
+    return 2 * d * h * d_k + 2 * d * h * d_v
 
 
 def _shape_pair(value, what):
-    if is_unfinished(value):
-        not_done(f"{what} is still ...: fill it in.")
     if isinstance(value, (str, bytes)) or not isinstance(value, (tuple, list, np.ndarray)):
         wrong(f"{what} should be a pair (rows, columns), got {safe_repr(value)}.")
     arr = answer_array(value, what)
@@ -31,67 +53,59 @@ def _shape_pair(value, what):
     return tuple(int(v) for v in arr)
 
 
-def _free_set(value):
-    if is_unfinished(value):
-        not_done('"free" is still ...: fill it in.')
+def _size_set(value):
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, (set, frozenset, list, tuple)):
-        wrong(f'"free" should be a set of names drawn from {_FREE_VOCAB}; got a {type(value).__name__}.')
+        wrong(f'"must_change" should be a set of names drawn from {_SIZE_VOCAB}; got a {type(value).__name__}.')
     names = set()
     for item in list(value)[:100]:
-        key = re.sub(r"[^a-z]", "", item.lower()) if isinstance(item, str) else ""
-        if key not in _FREE_NAMES:
-            wrong(f'"free" contains {safe_repr(item)}, which is not one of {_FREE_VOCAB}.')
-        names.add(_FREE_NAMES[key])
+        key = re.sub(r"[^a-z0-9]", "", item.lower()) if isinstance(item, str) else ""
+        if key not in _SIZE_NAMES:
+            wrong(f'"must_change" contains {safe_repr(item)}, which is not one of {_SIZE_VOCAB}.')
+        names.add(_SIZE_NAMES[key])
     return names
 
 
 @checker("ex-shapes-768", kind="numeric")
 def shapes_768(answer):
-    """d_k, W_i^Q and W^O for d_model = 768 with 12 heads, and which sizes are free."""
-    d, h = 768, 12
-    d_k = d // h
-    if not isinstance(answer, dict):
-        wrong('answer should be a dict with the keys "d_k", "W_Q_i", "W_O" and "free"; '
-              f"got a {type(answer).__name__}.")
-    missing = [k for k in _KEYS if not dict.__contains__(answer, k)]
-    if missing:
-        wrong(f"the dict has no entry for {', '.join(repr(k) for k in missing)}.")
-    parts = {k: dict.__getitem__(answer, k) for k in _KEYS}
-    if all(is_unfinished(v) for v in parts.values()):
-        not_done()
-    got_dk = parts["d_k"]
-    if is_unfinished(got_dk):
-        not_done('"d_k" is still ...: fill it in.')
-    compare(got_dk, d_k, '"d_k"', atol=0, rtol=0, rounding_hint=False, mistakes=[
-        (d, '"d_k" is the width of all heads together. Each of the 12 heads gets an equal share of it.'),
-        (d * h, '"d_k" was multiplied by h. The heads share the width: divide it.'),
-    ])
-    W_Q_i = _shape_pair(parts["W_Q_i"], '"W_Q_i"')
-    if W_Q_i == (d_k, d):
-        wrong('"W_Q_i" is transposed. In this book a row x is multiplied as x @ W, so W_Q_i has one row '
-              "per coordinate of x and one column per coordinate of the head's query.")
-    if W_Q_i == (d, d):
-        wrong('"W_Q_i" is the shape of the stacked W_Q of all heads. One head uses only its own columns.')
-    if W_Q_i != (d, d_k):
-        wrong(f'"W_Q_i" = {W_Q_i} does not fit: it must take a row of the stream and give a query of width d_k.')
-    W_O = _shape_pair(parts["W_O"], '"W_O"')
-    if W_O in ((d_k, d), (d, d_k)):
+    """W^O and W_1 of a 768-wide model with untied heads, its attention weights, and what a wider stream forces."""
+    parts = dict_parts(answer, _KEYS, '{"W_O": (rows, columns), "W_1": (rows, columns), "n_weights": 0, '
+                                      '"must_change": {"name", ...}}')
+    W_O = _shape_pair(parts[0], '"W_O"')
+    if W_O == (D, H * D_V):
+        wrong('"W_O" is transposed. In this book a row is multiplied as x @ W: W_O has one row per number '
+              "it reads and one column per number it writes.")
+    if W_O == (H * D_K, D):
+        wrong('"W_O" reads what the heads return, and a head returns a weighted sum of values: d_v numbers, '
+              "not d_k.")
+    if W_O == (D, D):
+        wrong('"W_O" = (768, 768) is the shape with d_v = 768/12. This model has untied heads: use its d_v.')
+    if W_O in ((D_V, D), (D, D_V)):
         wrong('"W_O" is the size of one head\'s block. W_O reads all heads\' outputs side by side.')
-    if W_O != (h * d_k, d):
+    if W_O != (H * D_V, D):
         wrong(f'"W_O" = {W_O} does not fit: its rows take the concatenated heads, its columns give the '
               "stream's width.")
-    free = _free_set(parts["free"])
-    if "W_O cols" in free:
-        wrong('"W_O cols" is not free: the output of W_O is added to the stream, entry by entry, so it must '
-              "be exactly as wide as the stream.")
-    if "W_Q_i rows" in free:
-        wrong('"W_Q_i rows" is not free: W_Q_i reads a row of the stream, so its rows must match the '
-              "stream's width.")
-    if "d_k" not in free:
-        wrong('"d_k" is missing from "free". Nothing outside the sublayer ever sees a query or a key.')
-    if "W_O rows" not in free:
-        wrong('"W_O rows" is missing from "free". The rows of W_O count the concatenated head outputs, '
-              "h times d_v, which the sublayer chooses for itself.")
-    return "the sublayer chooses its inner widths; only what touches the stream is fixed."
+    W_1 = _shape_pair(parts[1], '"W_1"')
+    if W_1 == (D_FF, D):
+        wrong('"W_1" is transposed: it reads a row of the stream (x @ W_1) and widens it.')
+    if W_1 != (D, D_FF):
+        wrong(f'"W_1" = {W_1} does not fit: it reads a row of the stream and returns d_ff numbers.')
+    compare(parts[2], n_weights(), '"n_weights"', atol=0, rtol=0, rounding_hint=False, mistakes=[
+        (4 * D * D, "that is the count with d_k = d_v = 768/12. This model's heads are untied: count each matrix "
+                    "from its own shape."),
+        (4 * D * H * D_K, "you used d_k for all four matrices. W^V and W^O work with the values, d_v wide."),
+        (4 * D * H * D_V, "you used d_v for all four matrices. W^Q and W^K make queries and keys, d_k wide."),
+        (2 * D * D_K + 2 * D * D_V, "that is one head's share. There are 12 heads."),
+        (n_weights() + 2 * D * D_FF, "you added the feed-forward's weights. The question counts W^Q, W^K, W^V "
+                                     "and W^O only."),
+    ], hint="Multiply out the shape of each of the four matrices and add the four products.")
+    must = _size_set(parts[3])
+    for name in SIZES:
+        if name in must and name not in MUST_CHANGE:
+            wrong(f'"{name}" need not change: {_WHY_KEPT[name]}')
+    for name in SIZES:
+        if name in MUST_CHANGE and name not in must:
+            wrong(f'"{name}" is missing from "must_change": {_WHY_FORCED[name]}')
+    return ("every size that reads or writes the stream follows d_model, in attention, in the feed-forward "
+            "sublayer and at the embedding; the sizes inside a sublayer and the pretrained vectors' width do not.")

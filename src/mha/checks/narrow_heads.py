@@ -4,7 +4,7 @@ The head of both exercises has d_k = 1; a query is one number q. The keys of
 "I", "love" and "LLMs" are (2, 0, 1) in ``ex-q-love`` (:data:`KEYS`), as on the page.
 
 * ``ex-q-love`` (numeric): the boundary q* below which "love" gets a weight above
-  0.95, to two decimals. Answers on either side of it learn on which side they are.
+  0.9, to two decimals (between two stops of the page's slider, which are 0.5 apart). Answers on either side of it learn on which side they are.
 * ``ex-q-llms`` (numeric): for a head with the other keys (2, 0, 1.5)
   (:data:`LLMS_KEYS`), the query q that gives "LLMs" its largest weight, to two
   decimals, and that weight, to three. Its best q is no longer 0.
@@ -23,7 +23,7 @@ __all__ = ["KEYS", "LLMS_KEYS", "TOKENS", "weights_for_q"]
 KEYS = np.array([2.0, 0.0, 1.0])
 TOKENS = ("I", "love", "LLMs")
 
-_LOVE = 0.95  # the weight ex-q-love asks for
+_LOVE = 0.9  # the weight ex-q-love asks for: its q* (about -2.293) lies between slider stops
 
 
 def weights_for_q(q, keys=KEYS):
@@ -48,10 +48,10 @@ def _one_q(answer, what="your q"):
     return float(arr.reshape(()))
 
 
-# "love" (key 0) has the weight 1 / (1 + e^q + e^2q); it passes 0.95 where e^q + e^2q = 1/19,
+# "love" (key 0) has the weight 1 / (1 + e^q + e^2q); it passes 0.9 where e^q + e^2q = 1/9,
 # a quadratic in x = e^q. Dropping one of the other two tokens gives the two slips below.
 _REST = 1 / _LOVE - 1
-_Q_STAR = float(np.log((np.sqrt(1 + 4 * _REST) - 1) / 2))  # about -2.993
+_Q_STAR = float(np.log((np.sqrt(1 + 4 * _REST) - 1) / 2))  # about -2.293
 _TOL = 0.005  # two decimals
 _ONE_TOKEN_SLIPS = [
     (float(np.log(_REST)), '"love" and "LLMs": 1 / (1 + e^q). "I", with the score 2q, takes weight too.'),
@@ -61,13 +61,13 @@ _ONE_TOKEN_SLIPS = [
 
 @checker("ex-q-love", kind="numeric")
 def q_love(answer):
-    """The q* below which the one-wide head gives "love" a weight above 0.95, to two decimals."""
+    """The q* below which the one-wide head gives "love" a weight above 0.9, to two decimals."""
     q = _one_q(answer)
     w = weights_for_q(q)
     love = near_threshold(w[1], _LOVE)
     if abs(q - _Q_STAR) <= _TOL:
         return f'q* = {q:.2f}: "love" gets more than {_LOVE} of the weight exactly when q is below it.'
-    if 0.95 < q <= 1:
+    if _LOVE < q <= 1:
         wrong(f"{q:g} looks like a weight. The answer is the query q, the number that multiplies the keys.")
     if q == 0:
         wrong("q = 0 multiplies every key by zero: the scores tie and each token gets a third.")

@@ -114,7 +114,7 @@ def q_sweep(keys=(2, 0, 1), tokens=("I", "love", "LLMs"), q_values=None):
     weights = q_sweep_weights(q_values, keys)  # (m, n)
     painter = _QPainter(keys, tokens, q_range=(min(-5.0, q_values.min()), max(5.0, q_values.max())))
     frames = [(painter.draw(q, w), _q_caption(q, w, tokens, keys)) for q, w in zip(q_values, weights)]
-    # The intro states no thresholds (where a weight passes 0.95, the peak of a middle key):
+    # The intro states no thresholds (where a weight passes 0.9, the peak of a middle key):
     # the chapter's exercises ask for them. Each frame's caption gives the weights at its own q.
     intro = (f"A head of width d<sub>k</sub> = 1 with keys {html.escape(_fmt_keys(keys))} for "
              f"“{html.escape(' '.join(tokens))}”. Each score of a query's row is q times a key, so the "
