@@ -27,18 +27,18 @@ def test_labels_are_registered_as_numeric():
 
 # ---- KV cache -------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("answer", [KV, float(KV), np.int64(KV), np.array(KV), 40 * 4096 * 2 * 4 * 128 * 1])
+@pytest.mark.parametrize("answer", [KV, float(KV), np.int64(KV), np.array(KV), 60 * 6000 * 2 * 3 * 96 * 1])
 def test_kv_accepts_the_reference(answer):
     assert check("ex-kv-cache-size", answer).status == "correct"
 
 
 @pytest.mark.parametrize("answer, words", [
-    (KV * 10, "query heads"),
+    (KV * 16, "all 48 query heads"),
     (KV // 2, "half"),
     (KV * 2, "8-bit"),
     (KV * 4, "bytes per number (1 here)"),
-    (KV // 40, "ONE layer"),
-    (KV // 4096, "ONE token"),
+    (KV // 60, "ONE layer"),
+    (KV // 6000, "ONE token"),
     (KV / 2**20, "MiB"),
     (KV / 2**30, "GiB"),
     (KV / 1e6, "MB"),
@@ -229,55 +229,62 @@ def test_flops_refuse_a_class_or_an_unreadable_length_with_the_pair_message():
         assert "could not be checked" not in v.message
 
 
-# ---- decode intensity -----------------------------------------------------------------------
+# ---- decode batch ---------------------------------------------------------------------------
 
-from mha.checks.costs import DECODE_TASK, decode_factors  # noqa: E402
+import math  # noqa: E402
 
-DEC = decode_factors()
+from mha.checks.costs import DECODE_TASK, decode_batches  # noqa: E402
 
-
+DEC = decode_batches()
 H100 = 989e12 / 3350e9
+B2 = DEC["Gemma 2B"]
 
 
 def test_decode_reference_is_what_the_exercise_text_says():
-    assert DEC["Gemma 2B"] == pytest.approx(H100 / (2 * 8 / (1 * 1)))
-    assert DEC["Gemma 7B"] == pytest.approx(H100 / (2 * 16 / (16 * 1)))
+    F = 2 * 2.5e9 + 4 * 18 * 8 * 256 * 1024
+    C = 2 * 18 * 1 * 256 * 1024
+    assert B2 == pytest.approx(2 * 2.5e9 * H100 / (F - H100 * C)) and 600 < B2 < 650
+    assert DEC["Gemma 7B"] == math.inf  # F / C of one sequence is below the H100's ratio
     for name in ("Gemma 2B", "Gemma 7B"):
-        m = mha.costs.get_model(name)
-        assert (m.h, m.n_kv_heads) == (DECODE_TASK[name]["h"], DECODE_TASK[name]["n_kv_heads"])
-        step = mha.costs.decode_flop_per_byte(m.h, m.n_kv_heads, bytes_per_value=1)
-        assert DEC[name] == pytest.approx(H100 / step)
+        m, t = mha.costs.get_model(name), DECODE_TASK[name]
+        assert (m.h, m.n_kv_heads, m.n_layers, m.d_k) == (t["h"], t["n_kv_heads"], t["n_layers"], t["d_k"])
+    # at B2 the step's FLOPs per byte equal the H100's, by the page's own count of a step
+    assert B2 * F / (2 * 2.5e9 + B2 * C) == pytest.approx(H100)
 
 
-@pytest.mark.parametrize("answer", [DEC, {k: round(v, 1) for k, v in DEC.items()},
-                                    {"Gemma 2B": 295.2 / 16, "Gemma 7B": 295.2 / 2}, {k: np.float32(v) for k, v in DEC.items()}])
+@pytest.mark.parametrize("answer", [DEC, {"Gemma 2B": math.ceil(B2), "Gemma 7B": np.inf},
+                                    {"Gemma 2B": round(B2), "Gemma 7B": float("inf")},
+                                    {"Gemma 2B": np.float32(B2), "Gemma 7B": np.float64(np.inf)}])
 def test_decode_accepts_the_reference(answer):
     v = check("ex-decode-intensity", answer)
-    assert v.ok and "memory" in v.message
+    assert v.ok and "no batch" in v.message
+
+
+def _b2(**changes):
+    return decode_batches({**DECODE_TASK, **changes})["Gemma 2B"]
 
 
 @pytest.mark.parametrize("answer, words", [
-    ({"Gemma 2B": 16.0, "Gemma 7B": 2.0}, "the step's FLOPs per byte"),
-    ({"Gemma 2B": 153 / 16, "Gemma 7B": 153 / 2}, "A100's figures"),
-    ({"Gemma 2B": 295.2 / 8, "Gemma 7B": 295.2 / 1}, "8-bit numbers"),
-    ({"Gemma 2B": DEC["Gemma 7B"], "Gemma 7B": DEC["Gemma 2B"]}, "swapped"),
-    ({"Gemma 2B": 1 / DEC["Gemma 2B"], "Gemma 7B": DEC["Gemma 7B"]}, "upside down"),
-    ({"Gemma 2B": DEC["Gemma 2B"] / 2, "Gemma 7B": DEC["Gemma 7B"] / 2}, "half the right one"),
-    ({"Gemma 2B": DEC["Gemma 2B"] * 2, "Gemma 7B": DEC["Gemma 7B"]}, "twice the right one"),
-    ({"Gemma 2B": DEC["Gemma 2B"] / 1000, "Gemma 7B": DEC["Gemma 7B"]}, "units"),
-    ({"Gemma 2B": DEC["Gemma 7B"], "Gemma 7B": DEC["Gemma 7B"]}, "counted 8 key/value heads"),
-    ({"Gemma 2B": DEC["Gemma 2B"], "Gemma 7B": 50.0}, "Gemma 7B"),
+    ({"Gemma 2B": np.inf, "Gemma 7B": B2}, "swapped"),
+    ({"Gemma 2B": _b2(tflops=312, gbs=2039), "Gemma 7B": np.inf}, "A100's figures"),
+    ({"Gemma 2B": _b2(**{"Gemma 2B": {**DECODE_TASK["Gemma 2B"], "h": 0}}), "Gemma 7B": np.inf},
+     "left out the FLOPs of the attention"),
+    ({"Gemma 2B": _b2(weight_bytes=1), "Gemma 7B": np.inf}, "2 bytes each"),
+    ({"Gemma 2B": _b2(tflops=0.989), "Gemma 7B": np.inf}, "units"),
+    ({"Gemma 2B": np.inf, "Gemma 7B": np.inf}, "Gemma 2B: count the bytes again"),
+    ({"Gemma 2B": B2, "Gemma 7B": 300.0}, "Gemma 7B: check whether any batch"),
+    ({"Gemma 2B": 2 * B2, "Gemma 7B": np.inf}, "too large"),
     ({"Gemma 2B": 1.0}, "no 'Gemma 7B' key"),
-    ([18.4, 147.6], "give a dict"),
+    ([B2, np.inf], "give a dict"),
 ])
 def test_decode_names_the_mistake(answer, words):
     v = _wrong("ex-decode-intensity", answer, words)
-    for value in DEC.values():
-        assert f"{value:.1f}" not in v.message and f"{value:.0f}" not in v.message.replace("Gemma 7B", "")
+    assert f"{B2:.0f}" not in v.message and str(math.ceil(B2)) not in v.message
 
 
 @pytest.mark.parametrize("junk", JUNK + [dict, {"Gemma 2B": ..., "Gemma 7B": ...}, {"Gemma 2B": "x", "Gemma 7B": 1},
-                                         {"Gemma 2B": np.nan, "Gemma 7B": 1}, {"Gemma 2B": [1, 2], "Gemma 7B": 1}])
+                                         {"Gemma 2B": np.nan, "Gemma 7B": 1}, {"Gemma 2B": [1, 2], "Gemma 7B": 1},
+                                         {"Gemma 2B": -np.inf, "Gemma 7B": np.inf}])
 def test_decode_survives_junk(junk):
     v = check("ex-decode-intensity", junk)
     assert v.status in ("wrong", "not done") and v.message
@@ -285,3 +292,22 @@ def test_decode_survives_junk(junk):
 
 def test_decode_stub_is_not_done():
     assert check("ex-decode-intensity", {"Gemma 2B": ..., "Gemma 7B": ...}).status == "not done"
+
+
+# ---- the learner's count must not call the library ---------------------------------------------
+
+def test_count_that_calls_the_library_is_refused():
+    def calls_library(d, h, d_k=None, d_v=None, bias=False, n_kv_heads=None):
+        if d_v is None:
+            return mha.costs.attention_param_count(d, h, d_k=d_k, bias=bias, n_kv_heads=n_kv_heads)
+        return count_learner(d, h, d_k, d_v, bias, n_kv_heads)
+
+    from mha.costs import attention_param_count as library_count
+
+    def imported(d, h, d_k=None, d_v=None, bias=False, n_kv_heads=None):
+        if d_v is None:
+            return library_count(d, h, d_k=d_k, bias=bias, n_kv_heads=n_kv_heads)
+        return count_learner(d, h, d_k, d_v, bias, n_kv_heads)
+
+    for func in (calls_library, imported):
+        _wrong("ex-param-count", func, "uses the library")

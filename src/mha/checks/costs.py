@@ -8,8 +8,9 @@
   the sublayer's FLOPs at the task's T that grouped-query attention saves
   against the same sublayer with g = h.
 * ``ex-decode-intensity`` (numeric, a dict): for Gemma 2B and Gemma 7B
-  (:data:`DECODE_TASK`, an 8-bit cache), the H100's FLOPs per byte over the
-  FLOPs per byte of the attention over the KV cache in one decoding step.
+  (:data:`DECODE_TASK`: 16-bit weights, an 8-bit cache), the batch size at which
+  a whole decoding step reaches the H100's FLOPs per byte (``math.inf`` when no
+  batch does).
 * ``ex-param-count`` (code): ``attention_param_count(d, h)`` with the optional
   keywords ``d_k``, ``d_v``, ``bias`` and ``n_kv_heads`` (d_k defaults to
   d // h, d_v to d_k): values may be narrower or wider than keys.
@@ -21,22 +22,29 @@ text, never typed in, and they are never shown to the learner.
 
 from __future__ import annotations
 
+import math
+import types
+
+import numpy as np
+
 from ..costs import attention_flops, kv_cache_bytes
 from .core import answer_array, call_learner, checker, compare, dict_parts, one_number, pair, safe_repr, wrong
 
 __all__ = ["KV_TASK", "FLOP_TASK", "DECODE_TASK"]
 
 #: The imaginary model of the KV-cache exercise.
-KV_TASK = {"n_layers": 40, "h": 40, "n_kv_heads": 4, "d_k": 128, "T": 4096, "bytes_per_value": 1}
+KV_TASK = {"n_layers": 60, "h": 48, "n_kv_heads": 3, "d_k": 96, "T": 6000, "bytes_per_value": 1}
 
 #: The layer of the FLOP-count exercise (the attention shape of Llama 2 70B).
 FLOP_TASK = {"T": 4096, "d": 8192, "h": 64, "n_kv_heads": 8, "d_k": 128}
 
-#: The two models of the decode-intensity exercise, the cache's bytes per number (an 8-bit cache)
-#: and the H100 SXM's datasheet figures: TFLOP/s of dense bfloat16 products (half the datasheet's
-#: 1,979, which assumes sparse matrices) and GB/s of memory bandwidth.
-DECODE_TASK = {"Gemma 2B": {"h": 8, "n_kv_heads": 1}, "Gemma 7B": {"h": 16, "n_kv_heads": 16},
-               "bytes_per_value": 1, "tflops": 989, "gbs": 3350}
+#: The two models of the decode exercise (shapes and total parameters from the Gemma report), the
+#: context in each cache, the bytes per number of the cache (8-bit) and of the weights (16-bit), and
+#: the H100 SXM's datasheet figures: TFLOP/s of bfloat16 products without sparsity (half the
+#: datasheet's 1,979, which assumes 2:4 structured sparsity) and GB/s of memory bandwidth.
+DECODE_TASK = {"Gemma 2B": {"h": 8, "n_kv_heads": 1, "n_layers": 18, "d_k": 256, "params": 2.5e9},
+               "Gemma 7B": {"h": 16, "n_kv_heads": 16, "n_layers": 28, "d_k": 256, "params": 8.5e9},
+               "T": 1024, "cache_bytes": 1, "weight_bytes": 2, "tflops": 989, "gbs": 3350}
 
 #: The A100's figures, which the page uses above the exercise: a learner who reuses them is told.
 _A100 = {"tflops": 312, "gbs": 2039}
@@ -55,7 +63,7 @@ def check_kv_cache_size(answer):
     units = [(expected / 2**30, "GiB"), (expected / 2**20, "MiB"), (expected / 1e9, "GB"),
              (expected / 1e6, "MB"), (expected / 2**10, "KiB"), (expected / 1e3, "kB")]
     mistakes = [
-        (query_heads, "you counted all 40 query heads. Only the key/value heads are stored in the "
+        (query_heads, f"you counted all {task['h']} query heads. Only the key/value heads are stored in the "
                       "cache: with grouped-query attention that is n_kv_heads, not h."),
         (expected / 2, "this is half the size. The cache holds a key AND a value vector for every "
                        "key/value head."),
@@ -119,7 +127,7 @@ def check_attention_flops(answer):
         (2 * d, "T_cross: T = 2d is the crossover when every query head has its own keys and values. "
                 "Here W_K and W_V have only n_kv_heads*d_k columns each."),
         (d * (h + 2 * g) / (2 * h), "T_cross: you left out W_O, the fourth matrix of the projections."),
-        (2 * right_t, "T_cross: this is where the scores alone catch up. Count the weighted sums too."),
+        (2 * right_t, "T_cross: this is where the scores alone equal the projections. Count the weighted sums too."),
         (d * (2 * h + 2 * g) / (2 * g), "T_cross: you counted the scores and weighted sums of n_kv_heads "
                                         "heads. Every one of the h query heads computes its own."),
     ], hint="Write both counts as functions of T and set them equal: 2T·d·d_k·(2h + 2g) = 4T²·h·d_k.")
@@ -135,62 +143,92 @@ def check_attention_flops(answer):
         (1 - g / h, "saved: sharing keys and values does not shrink the scores or the weighted sums: "
                     "each query head still computes its own."),
     ], hint="Count the sublayer with g = h and with g = n_kv_heads at the task's T; compare the two.")
-    return ("both are right: sharing keys and values shrinks only W_K and W_V, so the T² work catches "
-            "up sooner, and the saving shrinks as T grows.")
+    return ("both are right: sharing keys and values shrinks only W_K and W_V, so the T² work equals "
+            "the projections sooner, and the saving shrinks as T grows.")
 
 
 # --------------------------------------------------------------------------- decode intensity
 
-def decode_factors(task=None):
-    """``{model: the GPU's FLOPs per byte / the decoding step's FLOPs per byte of cache}`` for the task."""
+def decode_batches(task=None):
+    """``{model: the batch size B at which a whole decoding step reaches the GPU's FLOPs per byte}``.
+
+    A step of ``B`` sequences does ``B (2N + 4 L h d_k T)`` FLOPs (two per weight, and a score and
+    a weighted sum per cached token and query head) and reads the weights once, ``N`` times their
+    bytes, plus ``B`` caches of ``2 L g d_k T`` numbers. Its FLOPs per byte rise with ``B`` towards
+    one sequence's FLOPs over its cache bytes; if that limit is not above the GPU's ratio, no batch
+    reaches it and the value is ``math.inf``. Otherwise the value is the exact (fractional) ``B``.
+    """
     task = DECODE_TASK if task is None else task
     machine = task["tflops"] * 1e12 / (task["gbs"] * 1e9)
-    b = task["bytes_per_value"]
-    return {name: machine / (2 * task[name]["h"] / (task[name]["n_kv_heads"] * b))
-            for name in ("Gemma 2B", "Gemma 7B")}
+    out = {}
+    for name in ("Gemma 2B", "Gemma 7B"):
+        m = task[name]
+        flops = 2 * m["params"] + 4 * m["n_layers"] * m["h"] * m["d_k"] * task["T"]  # one sequence
+        cache = 2 * m["n_layers"] * m["n_kv_heads"] * m["d_k"] * task["T"] * task["cache_bytes"]  # one sequence
+        weights = m["params"] * task["weight_bytes"]  # read once per step
+        out[name] = machine * weights / (flops - machine * cache) if flops > machine * cache else math.inf
+    return out
 
 
 _DECODE_EXAMPLE = '{"Gemma 2B": ..., "Gemma 7B": ...}'
 
 
+def _batch_or_never(value, what):
+    """A batch size, or ``math.inf`` for "no batch reaches it"."""
+    if isinstance(value, (float, np.floating)) and math.isinf(value) and value > 0:
+        return math.inf
+    return one_number(value, what)
+
+
 @checker("ex-decode-intensity", kind="numeric")
 def check_decode_intensity(answer):
-    """For Gemma 2B and Gemma 7B: the H100's FLOPs per byte over a decoding step's FLOPs per byte of cache."""
+    """For Gemma 2B and Gemma 7B on an H100: the batch at which a whole decoding step stops waiting for memory."""
     names = ("Gemma 2B", "Gemma 7B")
-    got = [one_number(value, f"the factor for {name}") for name, value in
-           zip(names, dict_parts(answer, names, _DECODE_EXAMPLE))]
-    right = decode_factors()
-    expected = [right[name] for name in names]
-    machine = DECODE_TASK["tflops"] * 1e12 / (DECODE_TASK["gbs"] * 1e9)
-    need = [machine / factor for factor in expected]  # the steps' own FLOPs per byte
-    a100 = _A100["tflops"] * 1e12 / (_A100["gbs"] * 1e9)
-    tol = {"rtol": 0.01, "atol": 0}
-    if all(_close(g, e, **tol) for g, e in zip(got, expected)):
-        return ("both factors are above 1: both models wait for memory. Gemma 7B, with a key/value "
-                "head for every query head, falls short by far more.")
-    if all(_close(g, e, **tol) for g, e in zip(got, expected[::-1])):
-        wrong("your two factors are swapped: check which model has one key/value head.")
-    for name, value, factor, step in zip(names, got, expected, need):
-        h, g = DECODE_TASK[name]["h"], DECODE_TASK[name]["n_kv_heads"]
-        mistakes = [
-            (step, f"{name}: this is the step's FLOPs per byte. The task asks how many times the "
-                   "H100's FLOPs per byte is larger than that."),
-            (1 / factor, f"{name}: your ratio is upside down: divide the H100's FLOPs per byte by the step's."),
-            (factor * a100 / machine, f"{name}: this factor uses the A100's figures. The task gives the H100's."),
-            (factor / 2, f"{name}: your factor is half the right one. Count the bytes again: the step "
-                         "reads a key AND a value for each key/value head."),
-            (factor * 2, f"{name}: your factor is twice the right one. Check the bytes per number: this "
-                         "cache stores 8-bit numbers, 1 byte each. Each query head does a score AND a "
-                         "weighted sum, 2 FLOPs per multiply-add."),
-            (factor / 1000, f"{name}: check the units: TFLOP/s is 10^12 FLOP/s and GB/s is 10^9 bytes/s."),
-            (factor * 1000, f"{name}: check the units: TFLOP/s is 10^12 FLOP/s and GB/s is 10^9 bytes/s."),
-            (factor * h / g if g != h else None,
-             f"{name}: you counted {h} key/value heads. This model has {g}: only the key/value heads "
-             "are read from the cache."),
-        ]
-        compare(value, factor, f"the factor for {name}", mistakes=mistakes, **tol,
-                hint="FLOPs per byte of a step: 4·h·d_k FLOPs over 2·g·d_k·b bytes, per cached token.")
-    wrong("the factors are not right: compare FLOP/s over bytes/s with the step's FLOPs per byte.")
+    got = dict(zip(names, [_batch_or_never(value, f"the batch for {name}") for name, value in
+                           zip(names, dict_parts(answer, names, _DECODE_EXAMPLE))]))
+    right = decode_batches()
+    if all(_same_batch(got[n], right[n]) for n in names):
+        return ("right: with one key/value head, Gemma 2B's caches are small enough that a large batch "
+                "reaches the H100's FLOPs per byte; Gemma 7B, with a key/value head for every query head, "
+                "reads so much cache per sequence that no batch does.")
+    if all(_same_batch(got[a], right[b]) for a, b in zip(names, names[::-1])):
+        wrong("your two answers are swapped: check which model has one key/value head.")
+    task = DECODE_TASK
+    variants = {  # (a changed task, what went wrong)
+        "a100": ({**task, "tflops": _A100["tflops"], "gbs": _A100["gbs"]}, "this uses the A100's figures. "
+                 "The task gives the H100's."),
+        "no_attention": ({**task, **{n: {**task[n], "h": 0} for n in names}}, "you left out the FLOPs of the "
+                         "attention over the cache: each query head does a score and a weighted sum per cached token."),
+        "byte_weights": ({**task, "weight_bytes": 1}, "the weights are 16-bit numbers: 2 bytes each."),
+        "units": ({**task, "tflops": task["tflops"] / 1000}, "check the units: TFLOP/s is 10^12 FLOP/s and "
+                  "GB/s is 10^9 bytes/s."),
+    }
+    for name in names:
+        value, expected = got[name], right[name]
+        if _same_batch(value, expected):
+            continue
+        if expected == math.inf:
+            wrong(f"{name}: check whether any batch reaches the H100's FLOPs per byte at all. As B grows, a "
+                  "step's FLOPs per byte approach one sequence's FLOPs over one sequence's cache bytes.")
+        if value == math.inf:
+            wrong(f"{name}: count the bytes again: the weights are read once per step for the whole batch, "
+                  "only the caches grow with B, and this cache holds 8-bit numbers (1 byte each) for "
+                  "the key/value heads only.")
+        for changed, message in variants.values():
+            other = decode_batches(changed)[name]
+            if other != math.inf and not _same_batch(other, expected) and _same_batch(value, other):
+                wrong(f"{name}: {message}")
+        compare(value, expected, f"the batch for {name}", rtol=0.01, atol=1, rounding_hint=False,
+                hint="Write the step's FLOPs and bytes as functions of B (the weights are read once, each "
+                     "sequence reads its own cache), then solve FLOPs / bytes = the H100's FLOP/s over its bytes/s.")
+    wrong("the batch sizes are not right: write the step's FLOPs per byte as a function of B.")
+
+
+def _same_batch(got, expected):
+    """True when ``got`` is the exact batch (up to 1%), its next whole number, or both are "never"."""
+    if expected == math.inf or got == math.inf:
+        return got == expected
+    return abs(got - expected) <= 0.01 * expected or got == math.ceil(expected)
 
 
 def _close(a, b, *, rtol, atol):
@@ -259,6 +297,44 @@ _COUNT_CALL = ("attention_param_count(d, h), adding d_k=..., d_v=..., bias=... o
                "when a case needs them")
 
 
+def _uses_library(func) -> bool:
+    """True when ``func`` is a function of the library, or its code (or an inner function's) reaches it.
+
+    A light check: it sees the names ``mha`` and ``costs`` in the code, and any name of the code that
+    the function's globals bind to a module or function of ``mha`` (``from mha.costs import
+    attention_param_count as count`` included); it cannot see a call made through ``getattr``.
+    """
+    try:
+        if str(getattr(func, "__module__", "") or "").split(".")[0] == "mha":
+            return True
+        scope = getattr(func, "__globals__", None) or {}
+        for cell in getattr(func, "__closure__", None) or ():  # names bound in an enclosing function
+            if _from_library(cell.cell_contents, func):
+                return True
+        codes = [getattr(func, "__code__", None)]
+        while codes:
+            code = codes.pop()
+            if not isinstance(code, types.CodeType):
+                continue
+            for name in code.co_names:
+                if name in ("mha", "costs"):
+                    return True
+                if isinstance(scope, dict) and _from_library(scope.get(name), func):
+                    return True
+            codes.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+    except Exception:
+        return False
+    return False
+
+
+def _from_library(obj, func) -> bool:
+    """True when ``obj`` (not ``func`` itself) is a module or a function of ``mha``."""
+    if obj is None or obj is func:
+        return False
+    where = obj.__name__ if isinstance(obj, types.ModuleType) else getattr(obj, "__module__", "")
+    return isinstance(where, str) and where.split(".")[0] == "mha"
+
+
 @checker("ex-param-count", kind="code")
 def check_param_count(count_func):
     """The learner's ``attention_param_count(d, h)``, keywords ``d_k``, ``d_v``, ``bias``, ``n_kv_heads``."""
@@ -273,5 +349,8 @@ def check_param_count(count_func):
                 rounding_hint=False,
                 hint="Count each matrix from its shape (how many columns does each projection make, "
                      "how many rows does W_O read?), then the biases if bias=True.")
+    if _uses_library(count_func):
+        wrong("your counts are right, but your function uses the library `mha`, which already counts "
+              "parameters. Write the count yourself from the shapes of the four matrices.")
     return (f"your count is right on all {len(_COUNT_CASES)} cases: GPT-2 small, Gemma 7B's wide heads, "
             "grouped- and multi-query attention, values of another width.")
