@@ -298,7 +298,9 @@ class ModelConfig:
                               bytes_per_value=bytes_per_value)
 
 
-#: Published attention shapes. GPT-2's head count is that of the released model.
+#: Published attention shapes; ``source`` is the model's paper. Two shapes come from released code
+#: instead, which the chapters cite: GPT-2's 12 heads (``openai2019gpt2code``) and Llama 2 70B's
+#: layers, widths and key/value heads (``meta2023llamacode``).
 MODELS = (
     ModelConfig("GPT-2 small", n_layers=12, d=768, h=12, n_kv_heads=12, d_k=64, context=1024,
                 bias=True, source="radford2019language"),
@@ -385,4 +387,4 @@ class Machine:
 
 #: NVIDIA's A100 datasheet (80 GB SXM): 312 TFLOP/s on dense bfloat16 tensor-core products and
 #: 2,039 GB/s of memory bandwidth.
-A100 = Machine("NVIDIA A100 (80 GB SXM, bfloat16 dense)", flops_per_s=312e12, bytes_per_s=2.039e12)
+A100 = Machine("NVIDIA A100 (80 GB SXM, bfloat16 without sparsity)", flops_per_s=312e12, bytes_per_s=2.039e12)
