@@ -1,8 +1,9 @@
 """Every one of SmolLM2-135M's 270 query heads removed in turn, by zeroing and by its mean, on three texts.
 
-Not run by the book build (it takes about half an hour on two cores). Chapter 09
-(book/09_real_heads.md) reads the record this script writes, draws it, and measures
-again, within its time budget, the heads the record flags (it checks that the two agree).
+Not run by the book build (it takes about half an hour on two cores). Chapter 10
+(book/10_removing_heads.md) reads the record this script writes, draws it, and measures
+again, within its time budget, a few heads on the play at the record's ``tokens`` (it checks
+that the two agree).
 
 For each text (the book's short story, the first scene of *The Tempest*, the Apache
 licence; the last two cut to ``--tokens`` tokens) and each method (``zero``: the head's

@@ -39,6 +39,7 @@ __all__ = [
     "profile_heads", "heads_where", "check_layer", "group_by_layer", "remove_heads", "without_each_head", "value_norms",
     "weighted_value_norms", "cosine_drift", "paraphrase_margins", "ablation_summary", "AblationSummary",
     "top_key_share", "induction_scores", "ABLATIONS", "check_method", "ablate_heads",
+    "same_token_mass", "offset_and_variation",
 ]
 
 #: The two ways to take a head away: ``"zero"`` sets its output to 0; ``"mean"`` replaces it by its
@@ -118,6 +119,72 @@ def position_mass(A, position):
     if position >= T:
         raise ValueError(f"position={position} is out of range for T={T}: it must be from {-T} to {T - 1}")
     return A[..., :, position].mean(axis=-1)  # (..., T) -> (...)
+
+
+def same_token_mass(A, ids):
+    """Mean weight that a repeated token puts on its other copies: (..., T, T) -> (...).
+
+    Only the queries whose token occurs at another position of ``ids`` are
+    averaged; for each, the weights on every other position with the same
+    token id are added. Under a causal mask the later copies get no weight,
+    so only the earlier ones count.
+
+    Examples
+    --------
+    >>> A = np.array([[0.5, 0.5, 0.0], [0.2, 0.8, 0.0], [0.6, 0.3, 0.1]])
+    >>> float(same_token_mass(A, [7, 9, 7]))      # rows 0 and 2: 0.0 and 0.6 on the other 7
+    0.3
+    """
+    A = _self_attention(A)
+    T = A.shape[-1]
+    ids = np.asarray(ids)
+    if ids.shape != (T,) or not np.issubdtype(ids.dtype, np.integer):
+        raise ValueError(f"ids must hold {T} integer token ids, one per position of A {A.shape}, "
+                         f"got shape {ids.shape} and type {ids.dtype}")
+    same = (ids[:, None] == ids[None, :]) & ~np.eye(T, dtype=bool)  # (T, T): another copy of the query's token
+    repeated = same.any(axis=1)  # (T,)
+    if not repeated.any():
+        raise ValueError("no token occurs twice in ids: there is no other copy to measure")
+    return (A * same).sum(axis=-1)[..., repeated].mean(axis=-1)  # (..., T) -> (..., n_repeated) -> (...)
+
+
+def offset_and_variation(concat, W_O, h):
+    r"""What each head writes, split into a constant part and a part that varies: two arrays (..., h).
+
+    Head ``i`` writes :math:`Z_{i,t} W^O_i` at position ``t``. Its *offset* is the
+    length of the mean over the positions, :math:`\lVert \bar Z_i W^O_i \rVert`;
+    its *variation* is the root-mean-square length of what is left,
+    :math:`\sqrt{\frac1T \sum_t \lVert (Z_{i,t} - \bar Z_i) W^O_i \rVert^2}`.
+    Zero ablation removes both; mean ablation removes only the variation.
+
+    Parameters
+    ----------
+    concat : array_like, shape (..., T, h*d_v)
+    W_O : array_like, shape (h*d_v, d_out)
+    h : int
+
+    Examples
+    --------
+    >>> concat = np.array([[1.0, 2.0], [3.0, 2.0]])      # T = 2, h = 2 heads of width 1
+    >>> offset, variation = offset_and_variation(concat, np.eye(2), h=2)
+    >>> offset.tolist(), variation.tolist()              # head 1 never changes: all offset
+    ([2.0, 2.0], [1.0, 0.0])
+    """
+    concat = as_float_array(concat, "concat")
+    check_ndim(concat, "concat", 2, "(..., T, h*d_v)")
+    W_O = as_float_array(W_O, "W_O")
+    h = check_positive_int(h, "h")
+    d_v = _head_width(W_O, h)
+    if concat.shape[-1] != W_O.shape[0]:
+        raise ValueError(f"concat {concat.shape} needs as many columns as W_O {W_O.shape} has rows (h*d_v)")
+    Z = concat.reshape(*concat.shape[:-1], h, d_v)  # (..., T, h*d_v) -> (..., T, h, d_v)
+    W = W_O.reshape(h, d_v, W_O.shape[1])  # (h*d_v, d_out) -> (h, d_v, d_out)
+    mean = Z.mean(axis=-3)  # (..., h, d_v)
+    offset = np.linalg.norm(np.einsum("...iv,ivo->...io", mean, W), axis=-1)  # (..., h, d_out) -> (..., h)
+    rest = np.einsum("...tiv,ivo->...tio", Z - mean[..., None, :, :], W)  # (..., T, h, d_out)
+    variation = np.sqrt((rest ** 2).sum(axis=-1).mean(axis=-2))  # (..., T, h) -> (..., h)
+    require_finite(("the offsets", offset), ("the variations", variation))
+    return offset, variation
 
 
 def top_key_share(A, offset):

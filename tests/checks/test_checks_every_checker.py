@@ -29,6 +29,7 @@ import mha
 from mha.checks import check, labels
 from mha.checks import costs, costs_measured
 from mha.checks.narrow_heads import weights_for_q
+from mha.checks.removing_heads import zero_and_mean
 from mha.checks.splitting import head_writes, shapes_512
 from mha.checks.why_heads import COMPROMISE_COUNTS, COMPROMISE_TARGETS, blend_outputs, compromise_reference
 from mha.checks.wide_or_narrow import role_partner
@@ -183,6 +184,8 @@ def _numbers_in(message):
     ("ex-q-llms", {"q": 0.0, "weight": 1 / 3}, [0.55, 0.549, 0.363]),
     ("ex-q-llms", {"q": 0.3, "weight": 0.3}, [0.55, 0.549, 0.363]),
     ("ex-q-llms", {"q": 0.55, "weight": 0.3}, [0.549, 0.363]),
+    ("ex-zero-vs-mean", zero_and_mean() + 0.5, zero_and_mean().ravel()),
+    ("ex-zero-vs-mean", zero_and_mean(column_mean=2.5), zero_and_mean().ravel()),
 ])
 def test_messages_do_not_give_the_answer_away(label, answer, secrets):
     message = check(label, answer).message
@@ -387,7 +390,9 @@ def test_near_a_threshold_enough_decimals_are_printed():
 def test_a_pair_may_be_any_sequence_or_array_of_two(wrap):
     if np.asarray(wrap((0, 0.5))).dtype.kind != "i":  # the pair (T_cross, saved) holds a fraction
         assert check("ex-attention-flops", wrap(costs.flop_answers())).ok
-    assert check("ex-kv-head", wrap((2, 3))).ok
+    assert check("ex-kv-head", wrap((3, 4))).ok
+    if np.asarray(wrap((0, 1))).dtype.kind == "i":  # four predictions, as 0/1 or bools
+        assert check("ex-mean-survives", wrap((0, 0, 1, 0))).ok
 
 
 # ----------------------------------------------------------------------------- HTML

@@ -50,21 +50,27 @@ def test_previous_token_mass_stub_is_not_done():
 
 
 def test_kv_head_accepts_the_answer_in_any_sequence_type():
-    for answer in ([2, 3], (2, 3), np.array([2.0, 3.0])):
+    from mha.checks.real_heads import KV_EXERCISE
+
+    assert KV_EXERCISE == (32, 8, 13)
+    for answer in ([3, 4], (3, 4), np.array([3.0, 4.0])):
         assert _verdict("ex-kv-head", answer).ok
 
 
 @pytest.mark.parametrize("answer, message", [
-    ([1, 3], "not i % g"),
-    ([2, 9], "number of query heads in all"),
+    ([5, 4], "not i % g"),
+    ([3, 32], "number of query heads in all"),
+    ([3, 8], "not the number of key/value heads"),
+    ([1, 4], "not by g"),
+    ([2, 4], "too small"),
 ])
 def test_kv_head_names_each_mistake(answer, message):
     v = _verdict("ex-kv-head", answer)
     assert v.status == "wrong" and message in v.message
 
 
-@pytest.mark.parametrize("junk", [None, ..., "2, 3", [2], [2, 3, 4], [np.nan, 3], {"a": 1}, [[2, 3]]])
+@pytest.mark.parametrize("junk", [None, ..., "3, 4", [3], [3, 4, 5], [np.nan, 4], {"a": 1}, [[3, 4]]])
 def test_kv_head_survives_junk_without_leaking(junk):
     v = _verdict("ex-kv-head", junk)
     assert v.status in ("wrong", "not done")
-    assert "[2, 3]" not in v.message and "(2, 3)" not in v.message
+    assert "[3, 4]" not in v.message and "(3, 4)" not in v.message

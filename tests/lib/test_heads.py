@@ -388,3 +388,39 @@ def test_float32_in_gives_finite_scores():
 def test_induction_scores_refuse_bad_input_clearly(A, period, error, message):
     with pytest.raises(error, match=message):
         heads.induction_scores(A, period)
+
+
+# ---- same-token mass and a head's offset (chapter 09 and 10) ------------------------------------
+
+def test_same_token_mass_adds_the_weight_on_other_copies_and_averages_over_repeated_queries():
+    from mha.heads import same_token_mass
+
+    A = np.array([[0.5, 0.5, 0.0], [0.2, 0.8, 0.0], [0.6, 0.3, 0.1]])
+    assert same_token_mass(A, [7, 9, 7]) == pytest.approx(0.3)
+    stacked = same_token_mass(np.stack([A, np.eye(3)]), np.array([7, 9, 7]))
+    np.testing.assert_allclose(stacked, [0.3, 0.0])
+    loop = np.mean([sum(A[t, s] for s in range(3) if s != t and [4, 4, 4][s] == [4, 4, 4][t]) for t in range(3)])
+    assert same_token_mass(A, [4, 4, 4]) == pytest.approx(loop)
+    for ids in ([1, 2, 3], [1, 2], [1.0, 1.0, 2.0]):
+        with pytest.raises(ValueError, match="ids|twice"):
+            same_token_mass(A, ids)
+
+
+def test_offset_and_variation_split_what_a_head_writes():
+    from mha.heads import ablate_heads, offset_and_variation
+
+    rng = np.random.default_rng(3)
+    concat, W_O = rng.normal(size=(2, 5, 6)), rng.normal(size=(6, 4))  # B = 2, T = 5, h = 3 heads of width 2
+    offset, variation = offset_and_variation(concat, W_O, 3)
+    assert offset.shape == variation.shape == (2, 3)
+    for b in range(2):
+        for i in range(3):
+            cols = slice(2 * i, 2 * i + 2)
+            written = concat[b][:, cols] @ W_O[cols]  # (T, d_out)
+            assert offset[b, i] == pytest.approx(np.linalg.norm(written.mean(axis=0)))
+            assert variation[b, i] == pytest.approx(np.sqrt(((written - written.mean(axis=0)) ** 2).sum(1).mean()))
+            # zeroing removes offset and variation; the mean keeps the offset: their outputs differ by it
+            gap = (ablate_heads(concat[b], [i], 3, "mean") - ablate_heads(concat[b], [i], 3, "zero")) @ W_O
+            np.testing.assert_allclose(np.linalg.norm(gap, axis=-1), offset[b, i])
+    with pytest.raises(ValueError, match="concat"):
+        offset_and_variation(concat[..., :4], W_O, 3)

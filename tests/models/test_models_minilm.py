@@ -145,6 +145,27 @@ def test_ablation_sweep_equals_removing_each_head_alone(model, run):
         assert not np.allclose(alone, run.embeddings, atol=1e-4)  # removing a head changes something
 
 
+def test_mean_ablation_sweep_replaces_a_head_by_its_mean_over_each_sentence(model, run):
+    from mha.heads import ablate_heads
+
+    sweep = model.ablation_sweep(run, method="mean")
+    for layer, head in [(0, 3), (4, 10)]:
+        for b, sentence in enumerate(SENTENCES[:2]):  # one sentence at a time: no padding to think about
+            alone = model.run([sentence])
+            lay = model.layers[layer]
+            concat = model.steps(alone, layer, 0).concat  # (T, h*d_v)
+            Z = ablate_heads(concat, [head], model.h, "mean") @ lay.W_O + lay.b_O
+            X = minilm.layer_norm(alone.hidden[layer][0] + Z, lay.gamma_1, lay.beta_1, model.eps)[None]
+            Y = model._feed_forward(X, lay)
+            mask = alone.batch.mask
+            for j in range(layer + 1, model.L):
+                Y, _ = model.layer(Y, mask, j)
+            np.testing.assert_allclose(sweep[layer, head, b], minilm.mean_pool(Y, mask)[0], atol=1e-5)
+    assert not np.allclose(sweep, model.ablation_sweep(run), atol=1e-4)  # the mean is not zero
+    with pytest.raises(ValueError, match="method"):
+        model.ablation_sweep(run, method="half")
+
+
 def test_sweeps_on_two_threads_give_the_same_numbers(model, run):
     two = minilm.load(threads=2)
     assert (model.threads, two.threads) == (1, 2)

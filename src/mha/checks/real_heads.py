@@ -3,9 +3,10 @@
 * ``ex-previous-token-mass`` (code): ``previous_token_mass(A)`` for one head's
   weights ``A`` of shape (T, T): the mean of ``A[t, t-1]`` over the ``T - 1``
   queries that have a previous token, as :func:`mha.heads.previous_token_mass`.
-* ``ex-kv-head`` (numeric): in SmolLM2 (``h = 9`` query heads, ``g = 3``
-  key/value heads), the key/value head that query head 7 reads, and how many
-  query heads share each key/value head: ``[7 // (9 // 3), 9 // 3]``.
+* ``ex-kv-head`` (numeric): in a layer of ``h = 32`` query heads and ``g = 8``
+  key/value heads, grouped in order as in SmolLM2, the key/value head that
+  query head 13 reads, and how many query heads share each key/value head:
+  ``[13 // (32 // 8), 32 // 8]`` (:data:`KV_EXERCISE`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,10 @@ from ..attention import softmax
 from ..heads import diagonal_mass, previous_token_mass
 from .core import call_learner, checker, compare, one_number, pair
 
-__all__: list = []
+__all__ = ["KV_EXERCISE"]
+
+#: The exercise's layer: (query heads h, key/value heads g, the query head asked about).
+KV_EXERCISE = (32, 8, 13)
 
 
 def _rounded_rows(A):
@@ -66,20 +70,24 @@ def check_previous_token_mass(func):
 
 
 def _kv_part(index):
-    return {(0,): "the key/value head of query head 7", (1,): "the group size"}.get(tuple(index))
+    return {(0,): f"the key/value head of query head {KV_EXERCISE[2]}", (1,): "the group size"}.get(tuple(index))
 
 
 @checker("ex-kv-head", kind="numeric")
 def check_kv_head(answer):
-    """SmolLM2's grouping: the key/value head of query head 7, and the group size."""
-    h, g, i = 9, 3, 7
+    """Grouped heads in order: the key/value head of query head 13 (h = 32, g = 8), and the group size."""
+    h, g, i = KV_EXERCISE
     group = h // g
     first, second = pair(answer, "your pair", "(key/value head, query heads per key/value head)")
     compare([first, second], [i // group, group], "your pair", atol=1e-9, rtol=0, rounding_hint=False,
             entry=_kv_part, mistakes=[
         ([i % g, group], "query head i reads key/value head i // (h / g), not i % g: neighbouring query heads "
-                         "form a group. Heads 0, 1, 2 read key/value head 0; heads 3, 4, 5 read head 1; ..."),
+                         "form a group, as in SmolLM2, where heads 0, 1, 2 read key/value head 0."),
         ([i // group, h], "the second number is the size of one group: how many query heads share one "
                           "key/value head, h / g, not the number of query heads in all."),
+        ([i // group, g], "the second number is the size of one group, h / g, not the number of key/value "
+                          "heads g."),
+        ([i // g, group], "query head i reads key/value head i // (h / g): divide by the group size, not by g."),
     ], shape_hint="Give two numbers: the key/value head, then the number of query heads per key/value head.")
-    return "query heads 6, 7 and 8 all read key/value head 2, so the cache holds a third as many keys and values."
+    return (f"query heads {i // group * group} to {i // group * group + group - 1} all read key/value head "
+            f"{i // group}, so the cache holds 1/{group} as many keys and values as with one per query head.")

@@ -24,7 +24,7 @@ import numpy as np
 from .._validate import as_bool_mask, as_float_array, as_index_array, check_index, check_ndim, check_text
 from ..attention import (attention_steps, merge_heads, multi_head_attention, scaled_dot_product_attention,
                          split_heads)
-from ..heads import group_by_layer, remove_heads, without_each_head
+from ..heads import check_method, group_by_layer, remove_heads, without_each_head
 from ._files import package_dir, verified_bytes, verified_file, verified_json, weights_error
 from ._threads import check_threads, workers
 from .safetensors import load_safetensors
@@ -361,7 +361,7 @@ class MiniLM:
         """Sentence embeddings, shape (B, d), each of length 1."""
         return self.run(texts, remove=remove).embeddings
 
-    def ablation_sweep(self, texts):
+    def ablation_sweep(self, texts, *, method="zero"):
         """Sentence embeddings with each head removed in turn: shape (L, h, B, d).
 
         Entry ``[l, i]`` equals ``embed(texts, remove=[(l, i)])`` (to float32
@@ -369,8 +369,12 @@ class MiniLM:
         layers before ``l`` are not run again; layer ``l``'s attention is
         computed once, since only the product with ``W^O`` differs between its
         heads; and the matrix products skip the padding.
+
+        ``method="mean"`` replaces the removed head's output, in each sentence,
+        by its mean over that sentence's tokens (:func:`mha.heads.ablate_heads`)
+        instead of zeroing it.
         """
-        return self._variant_sweep(texts, only=False)
+        return self._variant_sweep(texts, only=False, method=check_method(method))
 
     def one_head_sweep(self, texts):
         """Sentence embeddings with one layer cut to a single head: shape (L, h, B, d).
@@ -382,7 +386,7 @@ class MiniLM:
         """
         return self._variant_sweep(texts, only=True)
 
-    def _variant_sweep(self, texts, *, only):
+    def _variant_sweep(self, texts, *, only, method="zero"):
         run = texts if isinstance(texts, EncoderRun) else self.run(texts)
         mask = run.batch.mask
         B = mask.shape[0]
@@ -398,6 +402,13 @@ class MiniLM:
                 Z = per_head @ lay.W_O.reshape(self.h, d_v, -1) + lay.b_O  # (h, n, d): only head k in row k
             else:
                 Z = without_each_head(concat, lay.W_O, self.h, lay.b_O)  # (h, n, d): head k removed in row k
+                if method == "mean":  # put back each sentence's mean of head k: (h, n, d_v) @ (h, d_v, d)
+                    d_v = concat.shape[-1] // self.h
+                    lengths = mask.sum(axis=1)
+                    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+                    means = np.add.reduceat(concat, starts, axis=0) / lengths[:, None].astype(concat.dtype)
+                    rows = np.repeat(means, lengths, axis=0)  # (N, h*d_v) -> (n, h*d_v): each token's sentence
+                    Z = Z + rows.reshape(-1, self.h, d_v).transpose(1, 0, 2) @ lay.W_O.reshape(self.h, d_v, -1)
             X1 = layer_norm(X[None] + Z, lay.gamma_1, lay.beta_1, self.eps)
             Y = self._feed_forward(X1, lay).reshape(-1, self.d)  # (h*n, d): h variants one after another
             big_mask = np.tile(mask, (self.h, 1))  # (h*B, T)
