@@ -142,13 +142,14 @@ def test_nan_results_are_explained(label):
 
 
 @pytest.mark.parametrize("label", ["ex-one-hot-blend", "ex-shapes-512", "ex-role-partner",
-                                   "ex-shapes-768", "ex-decode-intensity", "ex-q-llms"])
+                                   "ex-shapes-768", "ex-decode-intensity", "ex-q-llms", "ex-break-toy"])
 @pytest.mark.parametrize("junk", range(len(VALUE_JUNK)))
 def test_junk_inside_the_dict_gets_a_verdict(label, junk):
     keys = {"ex-one-hot-blend": blend_outputs().keys(),
             "ex-shapes-512": shapes_512().keys(), "ex-role-partner": ["partner", "weight"],
             "ex-shapes-768": ["d_k", "W_Q_i", "W_O", "free"],
-            "ex-decode-intensity": ["Gemma 2B", "Gemma 7B"], "ex-q-llms": ["q", "weight"]}[label]
+            "ex-decode-intensity": ["Gemma 2B", "Gemma 7B"], "ex-q-llms": ["q", "weight"],
+            "ex-break-toy": ["without_layer_1", "two_back"]}[label]
     for key in keys:
         answer = {k: (VALUE_JUNK[junk] if k == key else "x") for k in keys}
         assert not check(label, answer, time_limit=LIMIT).ok
@@ -181,6 +182,8 @@ def _numbers_in(message):
     ("ex-q-llms", {"q": 0.0, "weight": 1 / 3}, [0.55, 0.549, 0.363]),
     ("ex-q-llms", {"q": 0.3, "weight": 0.3}, [0.55, 0.549, 0.363]),
     ("ex-q-llms", {"q": 0.55, "weight": 0.3}, [0.549, 0.363]),
+    ("ex-wrong-copy", 0.0, [-0.5, -0.50, -0.498]),
+    ("ex-wrong-copy", -0.45, [-0.5, -0.498]),
 ])
 def test_messages_do_not_give_the_answer_away(label, answer, secrets):
     message = check(label, answer).message
