@@ -38,10 +38,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._validate import as_float_array, as_index_array, check_count, check_ndim, check_number, check_positive_int
+from ._validate import check_index
 from .attention import AttentionSteps, Projections, attention_steps
 
 __all__ = ["Stream", "stream", "embed", "previous_token_head", "induction_head", "unembed", "Toy", "build",
-           "ToyRun", "run", "next_token_nll", "repeated_tokens"]
+           "ToyRun", "run", "next_token_nll", "repeated_tokens", "HeadWrite", "head_write", "unembedding",
+           "copying_score", "copying_scores"]
 
 
 @dataclass(frozen=True)
@@ -278,3 +280,191 @@ def repeated_tokens(n, V, seed=0):
     seed = check_count(seed, "seed")
     first = np.random.default_rng(seed).choice(V, size=n, replace=False)
     return np.concatenate([first, first])
+
+
+# ---------------------------------------------------------------- the copying half: direct logit attribution
+# An induction head attends to the token after the earlier copy *and* raises that token's score. A
+# head's direct logit attribution is what its own output adds to the next-token scores when it is
+# read straight out by the final norm and the unembedding, skipping every later layer. Two kinds of
+# model are read: the toy (no final norm: its output part is read by ``W_U``) and a causal model with
+# SmolLM2's interface (mha.models.smollm2.SmolLM2: ``weights``, ``attention_heads``,
+# ``feed_forward``, ``output_norm``, ``eps`` and its GGUF ``file``), whose final RMSNorm divides
+# each position by its own scale.
+
+
+@dataclass(frozen=True)
+class HeadWrite:
+    """What one head writes into the stream, as the final norm and the unembedding read it.
+
+    Attributes
+    ----------
+    ids : ndarray of int, shape (B, T)
+    out : ndarray, shape (B, T, d)
+        The head's own output: its slice of the concatenation times its rows of ``W^O``.
+    scale : ndarray, shape (B, T, 1)
+        What the final norm divides each position by in this run (1 for the toy, which has no norm).
+    norm : ndarray, shape (d,)
+        The final norm's weight (ones for the toy).
+    final : ndarray, shape (B, T, d)
+        The whole stream as the unembedding reads it (after the final norm): the model's logits
+        are ``final`` through the unembedding.
+    """
+
+    ids: np.ndarray
+    out: np.ndarray
+    scale: np.ndarray
+    norm: np.ndarray
+    final: np.ndarray
+
+    @property
+    def read(self):
+        """``out / scale * norm``: the head's share of what the unembedding reads, (B, T, d)."""
+        return self.out / self.scale * self.norm
+
+
+def _is_model(model):
+    names = ("weights", "attention_heads", "feed_forward", "output_norm", "eps", "file", "L", "h", "d_k",
+             "vocab_size")
+    if isinstance(model, Toy) or all(hasattr(model, n) for n in names):
+        return model
+    raise TypeError(f"model must be the toy (mha.induction.build) or a model like SmolLM2 "
+                    f"(mha.models.smollm2.load), got {type(model).__name__}")
+
+
+def _sizes(model):
+    """(layers, heads, vocabulary) of either kind of model."""
+    return (2, 1, model.stream.V) if isinstance(model, Toy) else (model.L, model.h, model.vocab_size)
+
+
+def _model_ids(model, ids):
+    """``ids`` as a (B, T) array of token ids that ``model`` can read."""
+    model = _is_model(model)
+    ids = _token_ids(model, ids) if isinstance(model, Toy) else as_index_array(ids, "ids", model.vocab_size)
+    if ids.ndim not in (1, 2):
+        raise ValueError(f"ids must have shape (T,) or (B, T), got shape {ids.shape}")
+    return ids[None] if ids.ndim == 1 else ids
+
+
+def head_write(model, layer, head, ids):
+    """Run ``model`` on ``ids`` (T,) or (B, T) and keep what head ``(layer, head)`` writes: a :class:`HeadWrite`.
+
+    For the toy, ``layer`` is 0 (the previous-token head) or 1 (the induction head) and
+    ``head`` is 0. For SmolLM2 the run is :meth:`SmolLM2.run`'s, one layer at a time.
+    """
+    model = _is_model(model)
+    L, h, _ = _sizes(model)
+    layer, head = check_index(layer, "layer", L), check_index(head, "head", h)
+    ids = _model_ids(model, ids)
+    if isinstance(model, Toy):
+        r = run(model, ids)
+        out = (r.layer1 if layer == 0 else r.layer2).output  # one head per layer: the layer's output, (B, T, d)
+        return HeadWrite(ids, out, np.ones((*ids.shape, 1)), np.ones(model.stream.d), r.X2)
+    x = model.file.array("token_embd.weight", rows=ids.ravel()).reshape(*ids.shape, -1)  # (B, T, d)
+    for i in range(model.L):
+        w = model.weights(i)
+        concat, _ = model.attention_heads(x, w)  # (B, T, h*d_k)
+        if i == layer:
+            rows = slice(head * model.d_k, (head + 1) * model.d_k)
+            out = concat[..., rows] @ w.W_O[rows]  # (B, T, d_k) @ (d_k, d) -> (B, T, d)
+        x = model.feed_forward(x + concat @ w.W_O, w)
+    scale = np.sqrt((x * x).mean(axis=-1, keepdims=True) + model.eps)  # the final RMSNorm's divisor
+    return HeadWrite(ids, out, scale, model.output_norm, x / scale * model.output_norm)
+
+
+def unembedding(model, tokens=None):
+    """Rows of the unembedding, one per token: (n, d); all ``V`` rows if ``tokens`` is None.
+
+    The logit of token ``v`` is the final (normed) stream times row ``v``.
+    """
+    model = _is_model(model)
+    V = _sizes(model)[2]
+    tokens = np.arange(V) if tokens is None else as_index_array(tokens, "tokens", V)
+    if isinstance(model, Toy):
+        return model.W_U.T[tokens]  # (V, d) -> (..., d)
+    name = "output.weight" if "output.weight" in model.file.tensors else "token_embd.weight"  # tied
+    return model.file.array(name, rows=tokens.ravel()).reshape(*tokens.shape, -1)
+
+
+def _mean_unembedding(model):
+    """The mean row of the unembedding, (d,), read in blocks for a large vocabulary."""
+    V = _sizes(model)[2]
+    total = 0.0
+    for first in range(0, V, 4096):
+        total = total + unembedding(model, np.arange(first, min(first + 4096, V))).sum(axis=0, dtype=np.float64)
+    return total / V
+
+
+def _repeated_ids(model, ids):
+    """``ids`` (T,) or (B, T) checked to be a block repeated twice; returns ids (B, 2p) and p."""
+    ids = _model_ids(model, ids)
+    T = ids.shape[-1]
+    if T < 4 or T % 2:
+        raise ValueError(f"ids must be a block of p >= 2 tokens repeated twice (T = 2p), got shape {ids.shape}")
+    p = T // 2
+    if not np.array_equal(ids[:, :p], ids[:, p:]):
+        raise ValueError(f"ids (shape {ids.shape}) must repeat its first half: token t + {p} equals token t")
+    return ids, p
+
+
+def copying_score(model, layer, head, ids):
+    r"""How much one head's own output raises the score of the token it should copy.
+
+    ``ids`` (T,) or (B, T) is a block of ``p`` tokens repeated twice. At each
+    position ``t`` of the second copy that has a next token (``t = p .. 2p - 2``),
+    the head's direct logit attribution is its output, divided by the final
+    norm's scale at ``t``, times the norm's weight, through the unembedding
+    ``U``: one number per token. The score at ``t`` is the number of the next
+    token minus the mean over all tokens,
+
+    .. math:: c_t = \tilde o_t \cdot u_{x_{t+1}} - \frac{1}{V}\sum_v \tilde o_t \cdot u_v ,
+
+    and the copying score is the mean of :math:`c_t` over positions and texts.
+    It is in logits: positive when the head pushes up the token that followed
+    the current one last time. It skips every later layer, so it measures the
+    head's direct path only.
+
+    ``model`` is the toy (layer 0 or 1, head 0; no final norm) or SmolLM2.
+    :func:`copying_scores` gives every head, one number per text.
+    """
+    hw = head_write(model, layer, head, _repeated_ids(model, ids)[0])
+    p = hw.ids.shape[-1] // 2
+    t = np.arange(p, 2 * p - 1)  # the second copy, each with a next token
+    read = hw.read[:, t]  # (B, p - 1, d): what the unembedding reads from this head
+    nxt = unembedding(model, hw.ids[:, t + 1])  # (B, p - 1, d): the row of the token to copy
+    c = (read * nxt).sum(axis=-1) - read @ _mean_unembedding(model)  # (B, p - 1)
+    return float(c.mean())
+
+
+def copying_scores(model, ids):
+    """:func:`copying_score` of every head, one number per text, from one run: (B, L, h).
+
+    The mean over texts (axis 0) is :func:`copying_score`. The score at
+    position ``t`` is ``out_t . r_t / scale_t`` with ``r_t = norm * (u_next - mean u)``,
+    and ``r_t`` is known before the run; so each layer folds ``r_t`` back
+    through ``W^O`` and keeps one number per head, and the scales divide them
+    at the end.
+    """
+    model = _is_model(model)
+    ids, p = _repeated_ids(model, ids)
+    L, h, _ = _sizes(model)
+    t = np.arange(p, 2 * p - 1)  # the second copy, each with a next token
+    if isinstance(model, Toy):
+        out = np.zeros((len(ids), L, h))
+        for i in range(L):
+            hw = head_write(model, i, 0, ids)
+            read = hw.read[:, t]  # (B, p - 1, d)
+            out[:, i, 0] = ((read * unembedding(model, ids[:, t + 1])).sum(axis=-1)
+                            - read @ _mean_unembedding(model)).mean(axis=-1)
+        return out
+    r = model.output_norm * (unembedding(model, ids[:, t + 1]) - _mean_unembedding(model))  # (B, p - 1, d)
+    x = model.file.array("token_embd.weight", rows=ids.ravel()).reshape(*ids.shape, -1)  # (B, T, d)
+    raw = np.zeros((len(ids), L, h, len(t)))  # out_t . r_t before the final norm's scale
+    for i in range(L):
+        w = model.weights(i)
+        concat, _ = model.attention_heads(x, w)  # (B, T, h*d_k)
+        back = (r @ w.W_O.T).reshape(*r.shape[:2], h, model.d_k)  # (B, p-1, d) -> (B, p-1, h, d_k)
+        mine = concat[:, t].reshape(*r.shape[:2], h, model.d_k)  # each head's slice
+        raw[:, i] = np.moveaxis((mine * back).sum(axis=-1), -1, 1)  # (B, p-1, h) -> (B, h, p-1)
+        x = model.feed_forward(x + concat @ w.W_O, w)
+    scale = np.sqrt((x[:, t] ** 2).mean(axis=-1) + model.eps)  # (B, p - 1): the final norm's divisor
+    return (raw / scale[:, None, None]).mean(axis=-1)

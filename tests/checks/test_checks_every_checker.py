@@ -144,14 +144,15 @@ def test_nan_results_are_explained(label):
 
 @pytest.mark.parametrize("label", ["ex-one-hot-blend", "ex-shapes-512", "ex-role-partner",
                                    "ex-shapes-768", "ex-decode-intensity", "ex-q-llms",
-                                   "ex-key-width-halving"])
+                                   "ex-key-width-halving", "ex-break-toy"])
 @pytest.mark.parametrize("junk", range(len(VALUE_JUNK)))
 def test_junk_inside_the_dict_gets_a_verdict(label, junk):
     keys = {"ex-one-hot-blend": blend_outputs().keys(),
             "ex-shapes-512": shapes_512().keys(), "ex-role-partner": ["partner", "weight"],
             "ex-shapes-768": ["W_O", "W_1", "n_weights", "must_change"],
             "ex-decode-intensity": ["Gemma 2B", "Gemma 7B"], "ex-q-llms": ["q", "weight"],
-            "ex-key-width-halving": ["by BLEU", "by perplexity", "overall"]}[label]
+            "ex-key-width-halving": ["by BLEU", "by perplexity", "overall"],
+            "ex-break-toy": ["without_layer_1", "two_back"]}[label]
     for key in keys:
         answer = {k: (VALUE_JUNK[junk] if k == key else "x") for k in keys}
         assert not check(label, answer, time_limit=LIMIT).ok
@@ -186,6 +187,8 @@ def _numbers_in(message):
     ("ex-q-llms", {"q": 0.55, "weight": 0.3}, [0.549, 0.363]),
     ("ex-zero-vs-mean", zero_and_mean() + 0.5, zero_and_mean().ravel()),
     ("ex-zero-vs-mean", zero_and_mean(column_mean=2.5), zero_and_mean().ravel()),
+    ("ex-wrong-copy", 0.0, [-0.5, -0.50, -0.498]),
+    ("ex-wrong-copy", -0.45, [-0.5, -0.498]),
 ])
 def test_messages_do_not_give_the_answer_away(label, answer, secrets):
     message = check(label, answer).message

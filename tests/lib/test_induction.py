@@ -1,5 +1,7 @@
 """mha.induction: the hand-built two-layer toy predicts the repeat of a text, and only the repeat."""
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -123,3 +125,141 @@ def test_repeated_tokens_are_two_copies_of_different_tokens():
 def test_bad_input_is_refused_clearly(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+# ---------------------------------------------------------------- copying_score: the copying half
+
+
+def _toy_copying_by_loop(toy, layer, ids):
+    """The copying score of a toy layer with plain loops: weights times values, through W^O and W_U."""
+    r = induction.run(toy, ids)
+    X, steps, P = (r.X0, r.layer1, toy.layer1) if layer == 0 else (r.X1, r.layer2, toy.layer2)
+    A = steps.weights[0]  # (T, T)
+    T, p = len(ids), len(ids) // 2
+    total = []
+    for t in range(p, T - 1):
+        out = sum(A[t, s] * (X[s] @ P.W_V) for s in range(t + 1)) @ P.W_O  # the head's output at t
+        logits = [out @ toy.W_U[:, v] for v in range(toy.stream.V)]
+        total.append(logits[ids[t + 1]] - sum(logits) / len(logits))
+    return sum(total) / len(total)
+
+
+@pytest.mark.parametrize("V, n, scale, seed", [(12, 8, 6.0, 1), (5, 4, 2.0, 0), (9, 9, 10.0, 3)])
+def test_copying_score_equals_a_plain_loop_on_the_toy(V, n, scale, seed):
+    toy = induction.build(V=V, N=2 * n, scale=scale)
+    ids = induction.repeated_tokens(n, V, seed=seed)
+    for layer in (0, 1):
+        got = induction.copying_score(toy, layer, 0, ids)
+        assert got == pytest.approx(_toy_copying_by_loop(toy, layer, ids), abs=1e-9)
+
+
+@given(seed=st.integers(0, 2**32 - 1), V=st.integers(3, 16), scale=st.floats(0.5, 20), data=st.data())
+def test_on_the_toy_only_layer_2_copies_and_by_the_known_amount(seed, V, scale, data):
+    """Layer 2 writes the attended token (weight ~1) into `output`, which W_U reads times `scale`:
+    the next token gets about scale, the mean over the V tokens scale / V. Layer 1 writes where
+    W_U never reads: exactly 0."""
+    n = data.draw(st.integers(2, V))
+    toy = induction.build(V=V, N=2 * n, scale=scale)
+    ids = induction.repeated_tokens(n, V, seed=seed)
+    assert induction.copying_score(toy, 0, 0, ids) == 0.0
+    assert induction.copying_score(toy, 1, 0, ids) == pytest.approx(scale * (1 - 1 / V), rel=1e-2)
+    every = induction.copying_scores(toy, ids)  # (B = 1, L = 2, h = 1)
+    assert every.shape == (1, 2, 1)
+    assert every[0, 1, 0] == pytest.approx(induction.copying_score(toy, 1, 0, ids), abs=1e-12)
+
+
+def test_copying_score_averages_over_texts():
+    toy = induction.build(V=8, N=12)
+    ids = np.stack([induction.repeated_tokens(6, 8, seed=k) for k in range(3)])
+    each = [induction.copying_score(toy, 1, 0, row) for row in ids]
+    assert induction.copying_score(toy, 1, 0, ids) == pytest.approx(np.mean(each))
+    np.testing.assert_allclose(induction.copying_scores(toy, ids)[:, 1, 0], each)
+
+
+def test_a_head_that_copies_the_wrong_token_scores_below_zero():
+    """Swap the toy's layer-2 W^O so it writes token v + 1: it no longer raises the next token."""
+    toy = induction.build(V=6, N=10)
+    W_O = np.roll(toy.layer2.W_O, 1, axis=1)  # within `output`: token v -> v + 1 (the last wraps ...)
+    s = toy.stream
+    W_O[:, s.output] = np.roll(toy.layer2.W_O[:, s.output], 1, axis=1)
+    bad = induction.Toy(s, toy.layer1, toy.layer2._replace(W_O=W_O), toy.W_U)
+    ids = induction.repeated_tokens(5, 6, seed=2)
+    assert induction.copying_score(bad, 1, 0, ids) < 0
+
+
+@pytest.mark.parametrize("bad, error, words", [
+    (np.array([0, 1, 2, 0, 1, 3]), ValueError, "repeat its first half"),
+    (np.array([0, 1, 2, 0, 1]), ValueError, "repeated twice"),
+    (np.array([1, 1]), ValueError, "repeated twice"),
+    (np.array([0.0, 1.0, 0.0, 1.0]), TypeError, "integers"),
+    (np.array([0, 9, 0, 9]), ValueError, "from 0 to"),
+    (np.zeros((2, 2, 4), dtype=int), ValueError, "(B, T)"),
+])
+def test_copying_score_refuses_ids_that_are_not_a_repeated_block(bad, error, words):
+    toy = induction.build(V=5, N=12)
+    with pytest.raises(error, match=re.escape(words)):
+        induction.copying_score(toy, 1, 0, bad)
+
+
+@pytest.mark.parametrize("layer, head, error", [(2, 0, ValueError), (0, 1, ValueError), (1.0, 0, TypeError),
+                                                (True, 0, TypeError), (-1, 0, ValueError)])
+def test_copying_score_refuses_a_head_the_model_does_not_have(layer, head, error):
+    toy = induction.build(V=5, N=8)
+    with pytest.raises(error):
+        induction.copying_score(toy, layer, head, induction.repeated_tokens(3, 5))
+
+
+@pytest.mark.parametrize("model", [None, "toy", np.zeros(3), object()])
+def test_copying_score_refuses_what_is_not_a_model(model):
+    with pytest.raises(TypeError, match="model must be"):
+        induction.copying_score(model, 0, 0, np.array([0, 1, 0, 1]))
+
+
+def test_unembedding_rows_of_the_toy():
+    toy = induction.build(V=4, N=6, scale=3.0)
+    U = induction.unembedding(toy)  # (V, d)
+    assert U.shape == (4, toy.stream.d)
+    np.testing.assert_array_equal(U[:, toy.stream.output], 3.0 * np.eye(4))
+    np.testing.assert_array_equal(induction.unembedding(toy, [[2, 0]]), U[[[2, 0]]])
+
+
+# ---- on SmolLM2: the same score, against the full logits
+
+
+@pytest.fixture(scope="module")
+def lm():
+    from mha.models import smollm2  # the library layers: models sit below induction
+
+    return smollm2.load()
+
+
+@pytest.fixture(scope="module")
+def lm_ids(lm):
+    first = np.random.default_rng(5).integers(0, lm.vocab_size, size=(2, 5))
+    return np.concatenate([first, first], axis=1)  # (B = 2, T = 10)
+
+
+def test_head_write_walks_the_same_run_as_smollm2(lm, lm_ids):
+    hw = induction.head_write(lm, 3, 2, lm_ids)
+    np.testing.assert_allclose(hw.final, lm.run(lm_ids).final, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(hw.read, hw.out / hw.scale * lm.output_norm)
+
+
+def test_copying_score_on_smollm2_equals_the_full_logits_by_loop(lm, lm_ids):
+    U = induction.unembedding(lm)  # (vocab, d): every row
+    for layer, head in [(18, 6), (29, 1), (2, 0)]:
+        hw = induction.head_write(lm, layer, head, lm_ids)
+        c = []
+        for b in range(len(lm_ids)):
+            for t in range(5, 9):  # the second copy, each with a next token
+                logits = (hw.out[b, t] / hw.scale[b, t, 0] * lm.output_norm) @ U.T.astype(np.float64)
+                c.append(logits[lm_ids[b, t + 1]] - logits.mean())
+        assert induction.copying_score(lm, layer, head, lm_ids) == pytest.approx(np.mean(c), rel=1e-4, abs=1e-5)
+
+
+def test_copying_scores_of_every_smollm2_head_agree_with_one_at_a_time(lm, lm_ids):
+    every = induction.copying_scores(lm, lm_ids)  # (B, L, h)
+    assert every.shape == (2, lm.L, lm.h)
+    for layer, head in [(18, 6), (0, 0), (29, 8)]:
+        assert every[:, layer, head].mean() == pytest.approx(induction.copying_score(lm, layer, head, lm_ids),
+                                                             rel=1e-4, abs=1e-5)

@@ -50,10 +50,8 @@ WRONG = {
     "09_real_heads": ("def previous_token_mass(A):\n"
                       "    return np.diagonal(A, -1).sum() / A.shape[-1]",
                       "divided by T"),
-    "11_induction_heads": ("def induction_score(A, period):\n"
-                           "    t = np.arange(period, len(A))\n"
-                           "    return A[t, t - period].mean()",
-                           "earlier copy itself"),
+    "11_induction_heads": ("answer = {'without_layer_1': 0, 'two_back': 1}",
+                           "that is the intact toy"),
 }
 SLIDER_CHAPTERS = {"04_wide_or_narrow", "05_narrow_heads"}
 TIMINGS = ROOT / "_build" / "lab-timings.json"
