@@ -1,12 +1,12 @@
 """Checkers for the exercises of the appendix book/12_rank_bound.md (the rank bound is tight).
 
-* ``ex-tight-scores`` (code): ``tight_scores(A)`` returning scores S with
-  softmax(S) = A and rank(S) = n - 1, for targets whose log has full rank.
+* ``ex-tight-scores`` (code): ``tight_head(A)`` returning a head ``(Q, K)`` of the
+  least width, floor(A), whose weights softmax(Q Kᵀ / √d_k) are the target A.
 * ``ex-floor-distance`` (numeric): the least d_k that reaches the band by
-  distance, e^(-|i - j|), for n = 6 tokens (predicted, then checked in the explorer).
-* ``ex-causal-leaders`` (numeric): one query and one key per token (d_k = 1)
-  such that, under a causal mask, every one of 5 tokens puts at least 0.9 of
-  its weight on itself.
+  distance, e^(-|i - j|), for n = 12 tokens (beyond the explorer's lengths).
+* ``ex-causal-leaders`` (numeric): the least query q, shared by every token,
+  with which a causal head of width 1 and keys 0, 1, 2, 3, 4 puts at least 0.9
+  of each token's weight on the token itself.
 """
 
 from __future__ import annotations
@@ -14,49 +14,63 @@ from __future__ import annotations
 import numpy as np
 
 from ..attention import softmax as _softmax
-from .core import answer_array, call_learner, checker, entry_names, one_number, pair, wrong
-
-
-def _self_target(n, p):
-    A = np.full((n, n), (1 - p) / (n - 1))
-    np.fill_diagonal(A, p)
-    return A
+from .core import answer_array, call_learner, checker, entry_names, near_threshold, one_number, pair, wrong
 
 
 def _tight_cases():
+    """Targets whose floor is below n (so the least width is a real question): band, first token, random."""
+    from ..rank import target_first_token, target_local_band
+
     rng = np.random.default_rng(7)
     random_rows = _softmax(rng.normal(scale=1.5, size=(4, 4)))
-    return (_self_target(3, 0.8), _self_target(5, 0.6), random_rows)
+    return (target_local_band(5, width=1.5), target_first_token(4), random_rows)
+
+
+def _least_width(A):
+    from ..rank import score_rank_floor
+
+    return score_rank_floor(A)
 
 
 @checker("ex-tight-scores", kind="code")
-def tight_scores(func):
-    """Scores S with softmax(S) = A and rank(S) = n - 1, for targets whose log has full rank."""
+def tight_head(func):
+    """A head (Q, K) of width floor(A) whose weights softmax(Q Kᵀ / √d_k) are A."""
     for A in _tight_cases():
         n = A.shape[0]
-        S = call_learner(func, A.copy(), name="tight_scores", signature="tight_scores(A)")
-        S = answer_array(S, "the returned S", entry=entry_names("row", "column"))
-        if S.shape != A.shape:
-            wrong(f"for a {n} x {n} target, tight_scores returned shape {S.shape}; S must be {n} x {n}.")
-        logA = np.log(A)
-        if not np.allclose(_softmax(S), A, atol=1e-8):
-            if np.allclose(S, logA - logA.mean(axis=0, keepdims=True), atol=1e-8):
-                wrong("you subtracted each column's mean. Softmax forgives a constant added to a row, "
-                      "not to a column.")
-            wrong(f"softmax(S) is not A for a {n} x {n} target. Every S with softmax(S) = A is log A plus "
-                  "one constant per row.")
-        rank = int(np.linalg.matrix_rank(S, tol=1e-8 * max(1.0, np.abs(S).max())))
-        if rank == n:
-            if np.allclose(S, logA, atol=1e-8):
-                wrong(f"S is log A itself, which has full rank {n}. Pick the row constants so that "
-                      "one direction disappears (hint: what if every row summed to zero?).")
-            wrong(f"softmax(S) is A, but S still has full rank {n}. Choose the constant of each row so that "
-                  "the rows become dependent.")
-    return "softmax(S) = A with rank n - 1 in every case: the floor of the rank bound is reached."
+        out = call_learner(func, A.copy(), name="tight_head", signature="tight_head(A)")
+        Q, K = pair(out, "what tight_head returned", "(Q, K)")
+        Q = answer_array(Q, "Q", entry=entry_names("token", "column"))
+        K = answer_array(K, "K", entry=entry_names("token", "column"))
+        if Q.ndim == 1 and K.ndim == 1:
+            Q, K = Q[:, None], K[:, None]
+        if Q.ndim != 2 or K.ndim != 2 or Q.shape[0] != n or K.shape[0] != n or Q.shape[1] != K.shape[1] \
+                or Q.shape[1] == 0:
+            wrong(f"for a target of {n} tokens, Q and K must both have {n} rows and the same number d_k >= 1 "
+                  f"of columns; got shapes {Q.shape} and {K.shape}.")
+        d_k = Q.shape[1]
+        with np.errstate(over="ignore", invalid="ignore"):
+            raw = Q @ K.T  # (n, d_k) @ (d_k, n) -> (n, n)
+        if not np.isfinite(raw).all():
+            wrong("some scores Q Kᵀ are too large to compute (or not numbers). Softmax needs only "
+                  "differences within a row: keep the scores of moderate size.")
+        if np.allclose(_softmax(raw / np.sqrt(d_k)), A, atol=1e-8):
+            if d_k > _least_width(A):
+                hint = (" An SVD gives as many singular values as tokens, but some are zero up to rounding: "
+                        "drop those directions." if d_k >= n else "")
+                wrong(f"for a target of {n} tokens your head reproduces A with d_k = {d_k}, but a narrower "
+                      f"head does too. Which scores with softmax(S) = A have the least rank?{hint}")
+            continue
+        if d_k > 1 and np.allclose(_softmax(raw), A, atol=1e-8):
+            wrong(f"softmax(Q Kᵀ) is A, but the head divides the scores by √d_k = √{d_k} before the softmax. "
+                  "Scale Q (or K) to make up for it.")
+        wrong(f"for a target of {n} tokens, the head's weights softmax(Q Kᵀ / √d_k) are not A. Every S with "
+              "softmax(S) = A is log A plus one constant per row; remove each row's mean before you factor.")
+    return ("every head reproduces its target with the least width there is: Theorem 4's scores log A P, "
+            "factored and scaled by √d_k.")
 
 
-#: The exercise's target: the band by distance over this many tokens.
-FLOOR_N = 6
+#: The exercise's target: the band by distance over this many tokens (more than the explorer shows).
+FLOOR_N = 12
 
 
 def floor_distance():
@@ -68,7 +82,7 @@ def floor_distance():
 
 @checker("ex-floor-distance", kind="numeric")
 def floor_distance_check(answer):
-    """The least head width that reaches the band by distance exactly, for n = 6."""
+    """The least head width that reaches the band by distance exactly, for n = FLOOR_N tokens."""
     value = one_number(answer, "your d_k")
     if value != round(value) or value < 0:
         wrong(f"a head width is a whole number, got {value:g}.")
@@ -80,61 +94,74 @@ def floor_distance_check(answer):
     if d_k == 2:
         wrong("2 is the floor of the smooth band, whose exponent -(i - j)^2 expands into a few products "
               "(i^2, i j, j^2). Does -|i - j| expand like that? Look at the right panel of the explorer.")
+    if d_k == 5:
+        wrong("5 is what the explorer shows for 6 tokens. This target has more tokens: how does the floor "
+              "of the band by distance grow with n in the explorer, and why?")
     if d_k >= FLOOR_N:
         wrong(f"the constant in each row is free, so no target of {FLOOR_N} tokens needs more than "
               f"d_k = {FLOOR_N - 1}. Is this one the worst case, or better?")
     if d_k < 2:
         wrong("that few would do for a target whose rows are all alike, like the first-token pattern. "
               "Here each row peaks at a different token.")
-    wrong(f"not {d_k}. Count the singular values of the centred log-target above rounding (the explorer's "
-          "blue bars), or fit heads of each width and see where the error reaches 0.")
+    wrong(f"not {d_k}. Count the singular values of the centred log-target above rounding "
+          "(mha.rank.centred_log_spectrum), or watch in the explorer how the floor grows with n.")
 
 
-
-#: ``ex-causal-leaders``: the number of tokens, and the least weight each token must put on itself.
+#: ``ex-causal-leaders``: the keys 0, 1, ..., CAUSAL_N - 1, and the least weight each token must put on itself.
 CAUSAL_N, CAUSAL_SELF = 5, 0.9
-
-
-def _one_per_token(value, what):
-    arr = answer_array(value, what, entry=entry_names("token"))
-    if arr.shape in ((CAUSAL_N, 1), (1, CAUSAL_N)):
-        arr = arr.ravel()
-    if arr.shape != (CAUSAL_N,):
-        wrong(f"{what} should hold one number per token, {CAUSAL_N} in all (d_k = 1); got shape {arr.shape}.")
-    return arr
+#: How far from the least q an answer may be (the exercise asks for 4 decimals).
+CAUSAL_TOL = 5e-5
 
 
 def causal_weights(q, k):
     """Weights of a width-1 head under a causal mask: row r is softmax(q_r k_0, ..., q_r k_r), then zeros."""
+    q, k = np.asarray(q, dtype=float), np.asarray(k, dtype=float)
     n = len(q)
     scores = np.where(np.tril(np.ones((n, n), dtype=bool)), np.outer(q, k), -np.inf)  # (n, n)
     return _softmax(scores)
 
 
+def _own_weights(q):
+    """The weight each token puts on itself when every query is q and the keys are 0 .. CAUSAL_N - 1."""
+    return np.diag(causal_weights(np.full(CAUSAL_N, q), np.arange(CAUSAL_N, dtype=float)))
+
+
+def least_common_q():
+    """The answer of ``ex-causal-leaders``: the least q with every own weight at least CAUSAL_SELF.
+
+    Token r's own weight is 1 / (1 + x + ... + x^r) with x = e^(-q); the last row decides.
+    """
+    coeffs = [1.0] * CAUSAL_N
+    coeffs[-1] -= 1 / CAUSAL_SELF  # x^(N-1) + ... + x + 1 - 1/0.9 = 0
+    roots = np.roots(coeffs)
+    x = max(float(r.real) for r in roots if abs(r.imag) < 1e-12 and 0 < r.real < 1)
+    return -float(np.log(x))
+
+
 @checker("ex-causal-leaders", kind="numeric")
 def causal_leaders(answer):
-    """Under a causal mask, a head of width 1 whose every token puts at least 0.9 of its weight on itself."""
-    q, k = pair(answer, "your answer", "(q, k)")
-    q, k = _one_per_token(q, "q"), _one_per_token(k, "k")
-    with np.errstate(over="ignore", invalid="ignore"):
-        scores = np.outer(q, k)
-    if not np.isfinite(scores).all():
-        wrong("some scores q_r k_j are too large to compute. Much smaller numbers are enough: "
-              "a gap of 3 between two scores already gives a ratio of e^3, about 20.")
-    W = causal_weights(q, k)
-    own = np.diag(W)
-    short = [r for r in range(CAUSAL_N) if own[r] < CAUSAL_SELF]
-    if not short:
-        return (f"every token puts at least {CAUSAL_SELF} of its weight on itself. Without the mask, only the "
-                "tokens with the largest and the smallest key could lead a row (Theorem 1); the mask lets "
-                "each row see only a prefix, and in each prefix the token itself can hold the largest key.")
-    r = short[0]
-    beaten = [j for j in range(r) if scores[r, j] >= scores[r, r]]
-    if beaten:
-        j = beaten[0]
-        wrong(f"in row {r}, token {j} scores at least as much as token {r} itself "
-              f"(q_{r} k_{j} >= q_{r} k_{r}). Row {r} sees tokens 0 to {r}. With q_{r} > 0, which of "
-              f"the keys it sees must be the largest?")
-    wrong(f"in row {r}, token {r} has the highest score but only {own[r]:.3f} of the weight. The order is "
-          "right; the gaps between the scores are too small. How does the weight change if you multiply "
-          "the queries by 10?")
+    """The least common query q for which every token puts at least 0.9 of its weight on itself."""
+    q = one_number(answer, "your q")
+    right = least_common_q()
+    if abs(q - right) <= CAUSAL_TOL:
+        return (f"q = {q:.4f}: token r's own weight is 1 / (1 + x + ... + x^r) with x = e^(-q), smallest in the "
+                f"last row, which sees the most earlier tokens. Without the mask only the tokens with the "
+                "largest or the smallest key could lead a row (Theorem 1); here every token leads its own.")
+    for decimals in (1, 2, 3):
+        if q == round(right, decimals):
+            wrong(f"your q is the right one rounded to {decimals} decimal{'s' if decimals > 1 else ''}; "
+                  "give it to 4 decimals.")
+    if q <= 0:
+        wrong("with q <= 0 the weight on the token itself is never the largest: with increasing keys, a "
+              "negative query favours the smallest key, token 0, and q = 0 spreads each row evenly.")
+    if abs(q - np.log(CAUSAL_SELF / (1 - CAUSAL_SELF))) < CAUSAL_TOL:
+        wrong("that q is enough for row 1, which sees one earlier token. Which row is the hardest to satisfy?")
+    if abs(q - np.log(10.0)) < CAUSAL_TOL:
+        wrong("that q would be the answer if a row saw endlessly many earlier tokens (x + x^2 + ... = 1/9 "
+              "gives x = 0.1). The last row sees only four.")
+    own = _own_weights(q)
+    if q > right:
+        wrong(f"with that q every token puts at least {CAUSAL_SELF} on itself, but a smaller q works too. "
+              "Which row decides, and for which q does it hold exactly 0.9?")
+    r = int(np.argmin(own))
+    wrong(f"with that q, token {r} puts only {near_threshold(own[r], CAUSAL_SELF, 4)} of its weight on itself.")

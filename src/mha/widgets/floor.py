@@ -2,8 +2,9 @@
 
 For a target pattern ``A`` of ``n`` tokens, two pictures side by side:
 
-* left, the best error (summed KL divergence) that a head of width ``d_k``
-  reaches, for ``d_k = 1 .. n - 1``, found by :func:`mha.rank.fit_scores`;
+* left, the smallest error (summed KL divergence) found for a head of width
+  ``d_k``, for ``d_k = 1 .. n - 1``, by :func:`mha.rank.fit_scores` (the
+  spectral start, exact from the floor on, then one random start);
 * right, the singular values of the centred log-target
   (:func:`mha.rank.centred_log_spectrum`): their count above rounding is the
   floor, the predicted ``d_k`` from which the error is zero.
@@ -68,7 +69,7 @@ class FloorView:
     floor : int
         The predicted least ``d_k`` that reaches the target exactly.
     kl : tuple of float
-        The best summed KL for ``d_k = 1 .. n - 1``.
+        The smallest summed KL found for ``d_k = 1 .. n - 1`` (an upper bound on the best).
     """
 
     name: str
@@ -100,7 +101,7 @@ def _caption(view):
     if f == 0:
         return f"{view.name}, n = {n}: the centred log is zero, so any head reaches the target."
     reached = f"a head of width d_k = {f} is the first to reach it exactly"
-    below = f"; at d_k = {f - 1} the best error is {view.kl[f - 2]:.2g}" if f >= 2 else ""
+    below = f"; at d_k = {f - 1} the smallest error found is {view.kl[f - 2]:.2g}" if f >= 2 else ""
     return (f"{view.name}, n = {n}: the centred log-target has {f} singular value{'s' if f > 1 else ''} "
             f"above rounding, so {reached}{below}.")
 
@@ -118,7 +119,7 @@ class _FloorPainter:
         ax_kl.set_ylim(KL_FLOOR / 3, 10)
         ax_kl.set_xticks(range(1, n_max))
         ax_kl.set_xlabel("head width $d_k$")
-        ax_kl.set_ylabel("best error (summed KL, nats)")
+        ax_kl.set_ylabel("smallest error found (summed KL)")
         ax_kl.set_title("fits: how close a head gets", loc="left", fontsize=10)
         (self.curve,) = ax_kl.plot([], [], "o-", color=blue)
         self.marker = ax_kl.axvline(1, color=orange, linestyle="--", linewidth=1.5)
@@ -155,8 +156,8 @@ class _FloorPainter:
         return self.painter.png()
 
 
-_INTRO = ("Pick a target and its length n. Left: the best error a head of each width d<sub>k</sub> reaches, "
-          "found by fitting. Right: the singular values of the target's log with each row's mean removed; "
+_INTRO = ("Pick a target and its length n. Left: the smallest error found by fitting a head of each width "
+          "d<sub>k</sub> (two starts; the first is the proof's construction, exact from the floor on). Right: the singular values of the target's log with each row's mean removed; "
           "grey bars are rounding. The dashed line marks the floor: the count of blue bars.")
 
 

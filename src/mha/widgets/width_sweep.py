@@ -119,7 +119,7 @@ def dk_sweep(target=None, n=4, tokens=None, d_k_values=None):
     n : int
         Size of the default target (ignored when ``target`` is given).
     tokens : sequence of str, optional
-        Names of the ``n`` positions (default ``1 ... n``).
+        Names of the ``n`` positions (default ``0 ... n - 1``, as the book numbers tokens).
     d_k_values : sequence of int, optional
         The slider's stops (default ``1 ... n``).
 
@@ -132,7 +132,7 @@ def dk_sweep(target=None, n=4, tokens=None, d_k_values=None):
     target = _check_square_target(target)
     n = target.shape[0]
     fits = _dk_fits(target, range(1, n + 1) if d_k_values is None else check_counts(d_k_values, "d_k_values", low=1, distinct=True))
-    tokens = tuple(str(i + 1) for i in range(n)) if tokens is None else check_tokens(tokens, n, "positions")
+    tokens = tuple(str(i) for i in range(n)) if tokens is None else check_tokens(tokens, n, "positions")
     painter = _DkPainter(fits, tokens)
     frames = [(painter.draw(f.d_k), _dk_caption(f, n)) for f in fits]
     intro = (f"The best attention pattern a head of width d<sub>k</sub> can reach for a target over n = {n} "
@@ -178,7 +178,7 @@ def dk_sweep_live(target=None, n=4):
     def use_target(A):
         m = A.shape[0]
         fits = _dk_fits(A, range(1, m + 1))
-        state.update(n=m, painter=_DkPainter(fits, tuple(str(i + 1) for i in range(m))), fits=fits)
+        state.update(n=m, painter=_DkPainter(fits, tuple(str(i) for i in range(m))), fits=fits)
         d_k.max, d_k.value = m, min(d_k.value, m)
 
     def redraw(_=None):
