@@ -52,25 +52,27 @@ def test_previous_token_mass_stub_is_not_done():
 def test_kv_head_accepts_the_answer_in_any_sequence_type():
     from mha.checks.real_heads import KV_EXERCISE
 
-    assert KV_EXERCISE == (32, 8, 13)
-    for answer in ([3, 4], (3, 4), np.array([3.0, 4.0])):
+    assert KV_EXERCISE == (24, 32, 8, 64, 1000, 13)
+    for answer in ([3, 24_576_000], (3, 24_576_000), np.array([3.0, 24_576_000.0])):
         assert _verdict("ex-kv-head", answer).ok
 
 
 @pytest.mark.parametrize("answer, message", [
-    ([5, 4], "not i % g"),
-    ([3, 32], "number of query heads in all"),
-    ([3, 8], "not the number of key/value heads"),
-    ([1, 4], "not by g"),
-    ([2, 4], "too small"),
+    ([5, 24_576_000], "not i % g"),
+    ([1, 24_576_000], "not by g"),
+    ([3, 12_288_000], "count both"),
+    ([3, 98_304_000], "not the h query heads"),
+    ([3, 1_024_000], "multiply by the L layers"),
+    ([3, 24_576], "cache for one token"),
+    ([2, 24_576_000], "too small"),
 ])
 def test_kv_head_names_each_mistake(answer, message):
     v = _verdict("ex-kv-head", answer)
-    assert v.status == "wrong" and message in v.message
+    assert v.status == "wrong" and message in v.message, v.message
 
 
 @pytest.mark.parametrize("junk", [None, ..., "3, 4", [3], [3, 4, 5], [np.nan, 4], {"a": 1}, [[3, 4]]])
 def test_kv_head_survives_junk_without_leaking(junk):
     v = _verdict("ex-kv-head", junk)
     assert v.status in ("wrong", "not done")
-    assert "[3, 4]" not in v.message and "(3, 4)" not in v.message
+    assert "24576000" not in v.message and "24,576,000" not in v.message and "24_576_000" not in v.message

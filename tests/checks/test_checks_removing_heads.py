@@ -66,15 +66,15 @@ def test_zero_vs_mean_survives_junk_without_leaking(junk):
 
 def test_mean_survives_accepts_the_benchmark_answer():
     assert len(SURVIVAL_HEADS) == 4
-    for answer in ([False, False, True, False], (0, 0, 1, 0), np.array([False, False, True, False])):
+    for answer in ([False, True, True, False], (0, 1, 1, 0), np.array([False, True, True, False])):
         assert _verdict("ex-mean-survives", answer).ok
 
 
 @pytest.mark.parametrize("answer, message", [
-    ([True] * 4, "every head keeps"),
-    ([False] * 4, "every head loses"),
-    ([True, True, False, True], "wrong way round"),
-    ([False, True, True, False], "at least one prediction"),
+    ([True] * 4, "every head stays harmful"),
+    ([False] * 4, "no head stays harmful"),
+    ([True, False, False, True], "wrong way round"),
+    ([False, True, False, False], "at least one prediction"),
     ([True, False], "give 4 values"),
     ([False, False, "yes", False], "prediction 3"),
     ([False, False, 0.5, False], "prediction 3"),
@@ -89,4 +89,4 @@ def test_mean_survives_names_each_mistake(answer, message):
 def test_mean_survives_survives_junk_without_leaking(junk):
     v = _verdict("ex-mean-survives", junk)
     assert v.status in ("wrong", "not done")
-    assert "False, False, True, False" not in v.message
+    assert "False, True, True, False" not in v.message

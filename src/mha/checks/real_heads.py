@@ -3,10 +3,11 @@
 * ``ex-previous-token-mass`` (code): ``previous_token_mass(A)`` for one head's
   weights ``A`` of shape (T, T): the mean of ``A[t, t-1]`` over the ``T - 1``
   queries that have a previous token, as :func:`mha.heads.previous_token_mass`.
-* ``ex-kv-head`` (numeric): in a layer of ``h = 32`` query heads and ``g = 8``
-  key/value heads, grouped in order as in SmolLM2, the key/value head that
-  query head 13 reads, and how many query heads share each key/value head:
-  ``[13 // (32 // 8), 32 // 8]`` (:data:`KV_EXERCISE`).
+* ``ex-kv-head`` (numeric): a model of ``L = 24`` layers, each with ``h = 32``
+  query heads and ``g = 8`` key/value heads of width ``d_k = 64``, grouped in
+  order as in SmolLM2: the key/value head that query head 13 reads, and the
+  numbers in the KV cache after ``T = 1000`` tokens,
+  ``[13 // (32 // 8), 2 * 24 * 8 * 64 * 1000]`` (:data:`KV_EXERCISE`).
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from .core import call_learner, checker, compare, one_number, pair
 
 __all__ = ["KV_EXERCISE"]
 
-#: The exercise's layer: (query heads h, key/value heads g, the query head asked about).
-KV_EXERCISE = (32, 8, 13)
+#: The exercise's model: (layers L, query heads h, key/value heads g, head width d_k, tokens T,
+#: the query head asked about).
+KV_EXERCISE = (24, 32, 8, 64, 1000, 13)
 
 
 def _rounded_rows(A):
@@ -70,24 +72,27 @@ def check_previous_token_mass(func):
 
 
 def _kv_part(index):
-    return {(0,): f"the key/value head of query head {KV_EXERCISE[2]}", (1,): "the group size"}.get(tuple(index))
+    return {(0,): f"the key/value head of query head {KV_EXERCISE[5]}", (1,): "the size of the KV cache"}.get(tuple(index))
 
 
 @checker("ex-kv-head", kind="numeric")
 def check_kv_head(answer):
-    """Grouped heads in order: the key/value head of query head 13 (h = 32, g = 8), and the group size."""
-    h, g, i = KV_EXERCISE
+    """Grouped heads in order: the key/value head of query head 13, and the numbers in the KV cache."""
+    L, h, g, d_k, T, i = KV_EXERCISE
     group = h // g
-    first, second = pair(answer, "your pair", "(key/value head, query heads per key/value head)")
-    compare([first, second], [i // group, group], "your pair", atol=1e-9, rtol=0, rounding_hint=False,
+    cache = 2 * L * g * d_k * T
+    first, second = pair(answer, "your pair", "(key/value head, numbers in the KV cache)")
+    right = [i // group, cache]
+    compare([first, second], right, "your pair", atol=1e-9, rtol=0, rounding_hint=False,
             entry=_kv_part, mistakes=[
-        ([i % g, group], "query head i reads key/value head i // (h / g), not i % g: neighbouring query heads "
+        ([i % g, cache], "query head i reads key/value head i // (h / g), not i % g: neighbouring query heads "
                          "form a group, as in SmolLM2, where heads 0, 1, 2 read key/value head 0."),
-        ([i // group, h], "the second number is the size of one group: how many query heads share one "
-                          "key/value head, h / g, not the number of query heads in all."),
-        ([i // group, g], "the second number is the size of one group, h / g, not the number of key/value "
-                          "heads g."),
-        ([i // g, group], "query head i reads key/value head i // (h / g): divide by the group size, not by g."),
-    ], shape_hint="Give two numbers: the key/value head, then the number of query heads per key/value head.")
+        ([i // g, cache], "query head i reads key/value head i // (h / g): divide by the group size, not by g."),
+        ([i // group, cache // 2], "the cache holds a key and a value for each key/value head: count both."),
+        ([i // group, 2 * L * h * d_k * T], "only the key/value heads fill the cache: count g of them per "
+                                            "layer, not the h query heads."),
+        ([i // group, 2 * g * d_k * T], "every layer keeps its own keys and values: multiply by the L layers."),
+        ([i // group, 2 * L * g * d_k], "that is the cache for one token; the question asks for T tokens."),
+    ], shape_hint="Give two numbers: the key/value head, then the numbers in the KV cache.")
     return (f"query heads {i // group * group} to {i // group * group + group - 1} all read key/value head "
-            f"{i // group}, so the cache holds 1/{group} as many keys and values as with one per query head.")
+            f"{i // group}, and the cache holds 1/{group} as many keys and values as with one per query head.")

@@ -33,7 +33,8 @@ def head_captions(A, *, causal, first="the first token", layer_labels=None):
 
     Each says the layer, the head, the neighbour mass (next token, or previous
     token when ``causal``), the mass on position 0 (called ``first``), and the
-    entropy against its largest possible value :math:`\\ln T`. ``layer_labels``
+    entropy against its largest possible value (:math:`\\ln T`, or for a causal map
+    the mean of :math:`\\ln(t+1)` over the queries). ``layer_labels``
     (default ``0 .. L-1``) names the layers, for a browser that shows only some of them.
     """
     A = as_float_array(A, "A")
@@ -45,9 +46,12 @@ def head_captions(A, *, causal, first="the first token", layer_labels=None):
     which = "previous" if causal else "next"
     on_first = position_mass(A, 0)  # (L, h)
     entropy = head_entropy(A)  # (L, h)
+    if causal:  # query t sees t + 1 keys: an even spread over them gives ln(t + 1)
+        top = f"at most {np.log(np.arange(1, T + 1)).mean():.2f}, when each query spreads evenly over the keys it sees"
+    else:
+        top = f"at most {np.log(T):.2f}, for an even spread over all {T} tokens"
     return [f"Layer {names[l]}, head {i}: mean weight on the {which} token {neighbour[l, i]:.2f}, on {first} "
-            f"{on_first[l, i]:.2f}; entropy {entropy[l, i]:.2f} nats (an even spread over {T} tokens "
-            f"would give at most {np.log(T):.2f})." for l, i in np.ndindex(L, h)]
+            f"{on_first[l, i]:.2f}; entropy {entropy[l, i]:.2f} nats ({top})." for l, i in np.ndindex(L, h)]
 
 
 def _layer_names(layer_labels, L):
