@@ -10,7 +10,9 @@ What is here, by kind of input:
   :func:`check_prob_rows` (rows of probabilities, one tolerance :data:`ROW_SUM_TOL`),
   :func:`check_qkv` (one attention head's queries, keys and values);
 * whole numbers: :func:`check_positive_int`, :func:`check_count`, :func:`check_index`,
-  :func:`check_layer`;
+  :func:`check_layer`, :func:`check_size` (a count too large to loop over);
+* things an array is updated in or drawn from: :func:`check_generator`, :func:`check_out_array`
+  (a writable float array of a given shape), :func:`check_labels` (one text per row or column);
 * other scalars: :func:`check_flag` (real booleans only), :func:`check_number`, :func:`check_choice`,
   :func:`check_axis`;
 * finite inputs too large to compute with: :func:`score_dtype` (the float type attention
@@ -197,6 +199,65 @@ def check_index(value, name: str, n: int) -> int:
     if not 0 <= value < n:
         raise ValueError(f"{name}={value} is out of range: it must be from 0 to {n - 1}")
     return value
+
+
+def check_size(value, name: str, *, low: int = 1, high: int = 2 ** 40) -> int:
+    """Return ``value`` as an ``int`` from ``low`` to ``high``: a count that sets how much work a call does.
+
+    A count beyond ``high`` is refused with a clear message instead of a
+    loop that never ends or an allocation NumPy cannot make.
+    """
+    value = _whole(value, name, f"an integer of at least {low}")
+    if value < low:
+        raise ValueError(f"{name} must be an integer of at least {low}, got {value}")
+    if value > high:
+        raise ValueError(f"{name}={value:.3g} is too large: at most {high:,} is supported")
+    return value
+
+
+def check_generator(rng, name: str = "rng") -> np.random.Generator:
+    """Return ``rng`` if it is a ``numpy.random.Generator`` (``np.random.default_rng(seed)``), else ``TypeError``."""
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"{name} must be a numpy.random.Generator (for example np.random.default_rng(0)), "
+                        f"got {rng!r:.60} of type {_type_name(rng)}")
+    return rng
+
+
+def check_out_array(x, name: str, shape=None, *, dtype=None) -> np.ndarray:
+    """Return ``x`` if it is a writable float ``ndarray`` (of ``shape`` and ``dtype`` when given): updated in place.
+
+    Lists and read-only arrays are refused (an update in place would be lost),
+    and so are NaN and infinity.
+    """
+    if not isinstance(x, np.ndarray) or np.ma.isMaskedArray(x):
+        raise TypeError(f"{name} must be a NumPy array of floats, updated in place, got {_type_name(x)}")
+    if x.dtype.kind != "f":
+        raise TypeError(f"{name} must hold floats (it is updated in place), got dtype {x.dtype} with shape {x.shape}")
+    if not x.flags.writeable:
+        raise ValueError(f"{name} (shape {x.shape}) is read-only; it is updated in place")
+    if shape is not None and x.shape != tuple(shape):
+        raise ValueError(f"{name} must have shape {tuple(shape)}, got {x.shape}")
+    if dtype is not None and x.dtype != dtype:
+        raise TypeError(f"{name} must have dtype {np.dtype(dtype)}, got {x.dtype} (shape {x.shape})")
+    as_float_array(x, name)  # finite
+    return x
+
+
+def check_labels(labels, name: str, n: int | None = None) -> list:
+    """Return ``labels`` as a list of ``str`` (one per row or column), ``n`` of them when given.
+
+    ``None``, a single string, numbers and other objects are refused: a label is text.
+    """
+    if labels is None or isinstance(labels, (str, bytes)) or not hasattr(labels, "__iter__") \
+            or isinstance(labels, dict):
+        raise TypeError(f"{name} must be a sequence of strings, got {labels!r:.60} of type {_type_name(labels)}")
+    labels = list(labels)
+    bad = next((x for x in labels if not isinstance(x, str)), None)
+    if bad is not None or any(not isinstance(x, str) for x in labels):
+        raise TypeError(f"{name} must hold strings, got {bad!r:.40} of type {_type_name(bad)} among them")
+    if n is not None and len(labels) != n:
+        raise ValueError(f"{name} must have {n} entries (one per row or column), got {len(labels)}")
+    return labels
 
 
 def check_layer(layer, L) -> int:
@@ -413,7 +474,7 @@ def require_finite(*named):
     for what, arr in named:
         if not np.isfinite(arr).all():
             raise ValueError(
-                f"{what} overflowed: it holds infinite values (its type is {arr.dtype}). The inputs are "
+                f"{what} overflowed: it holds infinite or NaN values (its type is {arr.dtype}). The inputs are "
                 "finite but too large for this computation; scale them down (for example divide X by "
                 "its largest entry)"
             )

@@ -24,7 +24,7 @@ from threadpoolctl import threadpool_limits  # the products here are tiny: BLAS 
 
 from .._validate import check_count, check_counts, check_number, check_positive_int
 from .model import Workspace, init_params, loss_and_grads_into, param_shapes, predict, unpack
-from .optim import PEAK_LR, WARMUP, adam_step, learning_rate
+from .optim import PEAK_LR, WARMUP, adam_update, learning_rates
 from .task import BATCH, N_ENTRIES, TEST_SIZE, LookupBatch, lookup_batch, test_set
 
 __all__ = ["LookupResult", "N_SAMPLES", "check_setting", "dictionary_lookup", "dictionary_lookups", "lookup_results",
@@ -216,11 +216,11 @@ def train_grid(hs, shapes, seeds, steps, lr):
     w, g = unpack(theta, shapes), unpack(grad, shapes)  # views, made once: the steps write theta and grad in place
     ws = Workspace(theta.shape[0], shapes["W_K"][1] + shapes["W_V"][1], shapes["W_Q"][1], hs, BATCH, theta.dtype)
     state, train_loss = {}, np.empty((theta.shape[0], steps))
-    warmup = min(WARMUP, max(steps - 1, 1))
+    rates = learning_rates(steps, peak=lr, warmup=min(WARMUP, max(steps - 1, 1)))  # the schedule, checked once
     with threadpool_limits(1, user_api="blas"):
         for step, batch in enumerate(_batches(seeds, steps, shapes["R"][0])):
             train_loss[:, step] = loss_and_grads_into(w, g, batch, hs, ws)
-            adam_step(theta, grad, state, learning_rate(step, steps=steps, peak=lr, warmup=warmup))
+            adam_update(theta, grad, state, rates[step])
     return theta, train_loss
 
 
