@@ -6,7 +6,10 @@ threads; an exercise author has no reason to edit it (messages live in
 
 * :func:`within` raises :class:`TimeUp` into code that runs past its time
   limit: on the main thread through SIGALRM (``setitimer``), off it through
-  a timer thread and ``ctypes.pythonapi.PyThreadState_SetAsyncExc``. Limits
+  a timer thread and ``ctypes.pythonapi.PyThreadState_SetAsyncExc``. On the
+  main thread, once the limit has passed, every line the learner's code runs
+  raises it again (a trace function, :func:`_escalate`), so a bare
+  ``except:`` in a loop cannot swallow it for good. Limits
   nest: an enclosing limit is paused while an inner one runs, so the
   learner's time does not count against the checker's own.
 * :func:`check_session` sets the limit of one check for this thread and
@@ -22,19 +25,25 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import math
 import numbers
 import signal
+import sys
 import threading
 import time
 
-__all__ = ["TIME_LIMIT", "TimeUp", "within", "check_session", "chosen_limit", "current_limit",
+__all__ = ["MAX_TIME_LIMIT", "TIME_LIMIT", "TimeUp", "within", "check_session", "chosen_limit", "current_limit",
            "reader_stopped", "is_ours"]
 
 #: Seconds the learner's code may run per call (and the checker's own work per check), unless
 #: :func:`~mha.checks.core.registry.check` or :func:`~mha.checks.core.registry.call_learner` is
 #: given another ``time_limit``. A constant: assigning it from outside changes nothing.
 TIME_LIMIT = 3.0
+
+#: The longest time limit a check accepts, in seconds; a larger ``time_limit`` (``1e308``,
+#: ``10**400``, ``inf``) is cut to it, so that a check still ends.
+MAX_TIME_LIMIT = 3600.0
 
 
 class TimeUp(BaseException):
@@ -57,15 +66,88 @@ def _alarms() -> list:
 def _on_alarm(signum, frame):
     alarms = _alarms()
     if alarms and alarms[-1].active:
+        _escalate(alarms[-1], frame)
         raise TimeUp()
+
+
+# ---- the escalation: once the limit has passed, every line of the learner's code raises TimeUp again
+_OURS = ("mha.checks.core", "contextlib")  # frames that must finish their cleanup undisturbed
+
+
+def _is_ours(frame) -> bool:
+    return str(frame.f_globals.get("__name__", "")).startswith(_OURS)
+
+
+def _pending_for(thread: int):
+    """An object ``p`` for which ``p == exc`` schedules ``exc`` in ``thread`` without a Python call.
+
+    Its ``__eq__`` is a C callable (``functools.partial`` of the C API function),
+    so the comparison runs no Python frame and reaches no point where a
+    scheduled exception is raised: :func:`_tracer` sets it and returns, and the
+    exception lands in the learner's code, not in the trace function (which
+    CPython would then switch off).
+    """
+    return type("_Pending", (), {
+        "__eq__": functools.partial(ctypes.pythonapi.PyThreadState_SetAsyncExc, ctypes.c_ulong(thread)),
+        "__hash__": None})()
+
+
+_TIME_UP = ctypes.py_object(TimeUp)
+
+
+def _tracer(frame, event, arg):
+    """While an expired alarm is active, schedule :class:`TimeUp` at every line of code that is not ours.
+
+    The exception is scheduled (raised at the learner's next function call or
+    jump back), not raised here: a trace function that raises is switched off,
+    and this one must keep firing in every ``except`` block that swallows it.
+    """
+    alarms = _alarms()
+    if not (alarms and alarms[-1].active and alarms[-1].expired) or _is_ours(frame):
+        return None
+    alarms[-1].pending == _TIME_UP  # noqa: B015 - schedules TimeUp (see _Pending)
+    return _tracer
+
+
+def _escalate(alarm, frame):
+    """Trace the learner's frames (those above the nearest of ours) and every frame they call."""
+    if alarm.expired and sys.gettrace() is _tracer:
+        return
+    if not alarm.expired:  # the first time: keep what to restore
+        alarm.expired = True
+        alarm.pending = _pending_for(threading.get_ident())
+        alarm.saved_trace = sys.gettrace()
+    sys.settrace(_tracer)  # again if CPython switched it off (a trace function that failed, e.g. at the recursion limit)
+    while frame is not None and not _is_ours(frame):
+        frame.f_trace = _tracer
+        frame.f_trace_lines = True
+        frame = frame.f_back
+
+
+def _calm(alarm):
+    """Undo :func:`_escalate`: the previous trace function, and no exception left pending.
+
+    A :class:`TimeUp` that the trace function scheduled is raised at the next
+    Python call: :func:`_deliver` is that call, inside :func:`_stop`'s loop,
+    which catches it. (Clearing it through the C API instead would leave
+    CPython's "something is pending" flag set for good.)
+    """
+    if getattr(alarm, "expired", False):
+        alarm.expired = False
+        sys.settrace(alarm.saved_trace)
+        _deliver()
+
+
+def _deliver():
+    """Nothing: calling it lets a scheduled exception land here."""
 
 
 class _SignalAlarm:
     """On the main thread: SIGALRM from ``setitimer`` raises :class:`TimeUp` at the next bytecode."""
 
     def __init__(self):
-        self.active, self.end = False, 0.0
-        self.handler = self.timer = None
+        self.active, self.end, self.expired = False, 0.0, False
+        self.handler = self.timer = self.saved_trace = None
 
     def install(self):
         self.handler = signal.signal(signal.SIGALRM, _on_alarm)
@@ -80,6 +162,7 @@ class _SignalAlarm:
     def disarm(self):
         self.active = False
         signal.setitimer(signal.ITIMER_REAL, 0)
+        _calm(self)
 
     def uninstall(self):
         signal.signal(signal.SIGALRM, self.handler)
@@ -97,7 +180,7 @@ class _ThreadAlarm:
     """
 
     def __init__(self):
-        self.active, self.end = False, 0.0
+        self.active, self.end, self.expired = False, 0.0, False
         self.thread = threading.get_ident()
         self.lock = threading.Lock()
         self.timer = None
@@ -188,13 +271,20 @@ def current_limit() -> float:
 
 
 def chosen_limit(time_limit, default: float) -> float:
-    """``time_limit`` as a float when it is a positive number, else ``default``.
+    """``time_limit`` as a float when it is a positive number, at most :data:`MAX_TIME_LIMIT`; else ``default``.
 
     Odd values (zero, negative, NaN, text, ``True``) are refused quietly: a
-    check never raises.
+    check never raises. Larger values, infinity and integers too large for a
+    float included, are cut to :data:`MAX_TIME_LIMIT` (the time-up message says so).
     """
-    if isinstance(time_limit, numbers.Real) and not isinstance(time_limit, bool) and time_limit > 0:
-        return float(time_limit)
+    if isinstance(time_limit, numbers.Real) and not isinstance(time_limit, bool):
+        try:
+            if time_limit > MAX_TIME_LIMIT:
+                return MAX_TIME_LIMIT
+            if time_limit > 0:
+                return float(time_limit)
+        except (TypeError, ValueError, OverflowError):  # an odd Real subclass
+            return default
     return default
 
 
