@@ -243,20 +243,27 @@ def check_out_array(x, name: str, shape=None, *, dtype=None) -> np.ndarray:
     return x
 
 
-def check_labels(labels, name: str, n: int | None = None) -> list:
-    """Return ``labels`` as a list of ``str`` (one per row or column), ``n`` of them when given.
+def check_labels(labels, name: str, n: int | None = None, *, numbers_too: bool = False, chars_ok: bool = False) -> list:
+    """Return ``labels`` as a list of ``str`` (one per row, column or stop), ``n`` of them when given.
 
-    ``None``, a single string, numbers and other objects are refused: a label is text.
+    ``None``, a single string, a dict and other non-sequences are refused, and
+    so are entries that are not text (with ``numbers_too``, numbers are
+    accepted and written as text, e.g. layer numbers). With ``chars_ok``, one
+    string is read as its characters (``"ab"``: two labels).
     """
-    if labels is None or isinstance(labels, (str, bytes)) or not hasattr(labels, "__iter__") \
-            or isinstance(labels, dict):
+    if chars_ok and isinstance(labels, str):
+        labels = list(labels)
+    if labels is None or isinstance(labels, (str, bytes, dict)) or not hasattr(labels, "__iter__"):
         raise TypeError(f"{name} must be a sequence of strings, got {labels!r:.60} of type {_type_name(labels)}")
     labels = list(labels)
-    bad = next((x for x in labels if not isinstance(x, str)), None)
-    if bad is not None or any(not isinstance(x, str) for x in labels):
-        raise TypeError(f"{name} must hold strings, got {bad!r:.40} of type {_type_name(bad)} among them")
+    allowed = (str, numbers.Real, np.generic) if numbers_too else (str,)
+    bad = [x for x in labels if not isinstance(x, allowed) or isinstance(x, (bool, np.bool_, bytes))]
+    if bad:
+        raise TypeError(f"{name} must hold {'strings or numbers' if numbers_too else 'strings'}, got "
+                        f"{bad[0]!r:.40} of type {_type_name(bad[0])} among them")
+    labels = [str(x) for x in labels]
     if n is not None and len(labels) != n:
-        raise ValueError(f"{name} must have {n} entries (one per row or column), got {len(labels)}")
+        raise ValueError(f"{name} must have {n} entries (one per row, column or stop), got {len(labels)}")
     return labels
 
 
