@@ -370,6 +370,17 @@ def check_text(value, name: str = "text") -> str:
     return value
 
 
+def check_path(path, name: str = "path", *, file: bool = False):
+    """``path`` if it is a ``str`` or ``os.PathLike`` (with ``file``, one that is not a directory), else a clear error."""
+    import os  # only here: paths are rare among the library's inputs
+
+    if isinstance(path, bool) or not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a file path (str or pathlib.Path), got {path!r:.60} of type {_type_name(path)}")
+    if file and os.path.isdir(path):
+        raise ValueError(f"{name}={os.fspath(path)!r} is a directory; give the file itself")
+    return path
+
+
 def as_index_array(x, name: str, n: int, *, allow_empty: bool = False) -> np.ndarray:
     """Return ``x`` as an int64 array whose entries all index one of ``n`` things (token ids, rows).
 
