@@ -207,12 +207,20 @@ def check_size(value, name: str, *, low: int = 1, high: int = 2 ** 40) -> int:
     A count beyond ``high`` is refused with a clear message instead of a
     loop that never ends or an allocation NumPy cannot make.
     """
-    value = _whole(value, name, f"an integer of at least {low}")
+    what = "a positive integer" if low == 1 else f"an integer of at least {low}"
+    value = _whole(value, name, what)
     if value < low:
-        raise ValueError(f"{name} must be an integer of at least {low}, got {value}")
+        raise ValueError(f"{name} must be {what}, got {value}")
     if value > high:
-        raise ValueError(f"{name}={value:.3g} is too large: at most {high:,} is supported")
+        shown = f"{value:.3g}" if value < 10 ** 300 else f"an integer of {len(str(value))} digits"
+        raise ValueError(f"{name}={shown} is too large: at most {high:,} is supported")
     return value
+
+
+def is_sequence(value) -> bool:
+    """True for a list, tuple, array or other iterable of items; False for text, dicts, sets, types and scalars."""
+    return (not isinstance(value, (str, bytes, dict, set, frozenset, type)) and hasattr(value, "__iter__")
+            and not (isinstance(value, np.ndarray) and value.ndim == 0))
 
 
 def check_generator(rng, name: str = "rng") -> np.random.Generator:
@@ -253,7 +261,7 @@ def check_labels(labels, name: str, n: int | None = None, *, numbers_too: bool =
     """
     if chars_ok and isinstance(labels, str):
         labels = list(labels)
-    if labels is None or isinstance(labels, (str, bytes, dict)) or not hasattr(labels, "__iter__"):
+    if labels is None or not is_sequence(labels):
         raise TypeError(f"{name} must be a sequence of strings, got {labels!r:.60} of type {_type_name(labels)}")
     labels = list(labels)
     allowed = (str, numbers.Real, np.generic) if numbers_too else (str,)
@@ -288,8 +296,8 @@ def check_counts(values, name: str, *, low: int = 0, distinct: bool = False) -> 
 
     With ``distinct``, repeated values are refused (each is one stop of a slider).
     """
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-        raise TypeError(f"{name} must be a sequence of integers of at least {low}, got {values!r}")
+    if not is_sequence(values):
+        raise TypeError(f"{name} must be a sequence of integers of at least {low}, got {values!r:.60}")
     values = [check_count(v, f"{name} entry", low=low) for v in values]
     if not values:
         raise ValueError(f"{name} is empty: give at least one value")

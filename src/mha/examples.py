@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import as_float_array, check_count, check_labels, check_ndim, check_number, check_positive_int, check_size
+from ._validate import (as_float_array, check_count, check_labels, check_ndim, check_number, check_positive_int,
+                        check_size, is_sequence)
 
 __all__ = ["RoleExample", "WorkedExample", "cat_sat_mat", "i_love_llms", "random_layer"]
 
@@ -133,7 +134,7 @@ def random_layer(tokens, d, *, seed=0, scale=1.3):
     if isinstance(tokens, str):
         raise TypeError(f"tokens must be a sequence of words, not one string ({tokens!r}); "
                         "split it first, e.g. tokens.split()")
-    if tokens is None or isinstance(tokens, (bytes, dict)) or not hasattr(tokens, "__iter__"):
+    if tokens is None or not is_sequence(tokens):
         raise TypeError(f"tokens must be a sequence of words, got {tokens!r:.60} of type {type(tokens).__name__}")
     tokens = tuple(str(t) for t in tokens)
     if not tokens:

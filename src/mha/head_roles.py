@@ -95,7 +95,10 @@ def role_mass(weights, keys):
         1 when every row puts all its weight on the role's keys.
     """
     A = check_prob_rows(weights, "weights", ndim=2, legend="(..., T, S)")
-    M = np.asarray(keys)
+    try:
+        M = np.asarray(keys)
+    except ValueError:
+        raise ValueError(f"keys must be a boolean (T, S) mask of shape {A.shape[-2:]}, got a ragged sequence") from None
     if M.dtype != bool or M.shape != A.shape[-2:]:
         raise ValueError(f"keys must be a boolean (T, S) mask of shape {A.shape[-2:]} like the maps' last two "
                          f"axes, got {M.dtype} of shape {M.shape}")

@@ -82,8 +82,8 @@ class Stream:
 
 def stream(V, N):
     """The residual stream's layout for ``V`` tokens (at least 2) and texts of up to ``N`` positions."""
-    V = check_count(V, "V", low=2)
-    N = check_positive_int(N, "N")
+    V = check_size(V, "V", low=2, high=4096)
+    N = check_size(N, "N", high=4096)
     return Stream(V, N)
 
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 import contextlib
 
 import matplotlib
+import matplotlib.axes
 import matplotlib.pyplot as plt
 import numpy as np
 
-from ._validate import as_float_array, check_labels, check_ndim, check_number
+from ._validate import as_float_array, check_flag, check_labels, check_ndim, check_number
 
 __all__ = ["OKABE_ITO", "SEQUENTIAL", "DIVERGING", "use_book_style", "book_style", "heatmap", "text_colour",
            "contrast_ratio", "escape_math", "as_rgba", "check_cmap", "check_format"]
@@ -98,9 +99,17 @@ def heatmap(A, row_labels, col_labels, *, ax=None, title=None, vmin=0.0, vmax=1.
             f"{len(col_labels)} column labels"
         )
     vmin, vmax = (None if v is None else check_number(v, name) for v, name in ((vmin, "vmin"), (vmax, "vmax")))
+    if vmin is not None and vmax is not None and not vmin < vmax:
+        raise ValueError(f"vmin must be below vmax, got vmin={vmin} and vmax={vmax}")
     check_cmap(cmap)
+    annotate, colorbar = check_flag(annotate, "annotate"), check_flag(colorbar, "colorbar")
     if annotate:
         check_format(fmt)
+    for text, name in ((title, "title"), (xlabel, "xlabel"), (ylabel, "ylabel")):
+        if text is not None and not isinstance(text, str):
+            raise TypeError(f"{name} must be text or None, got {text!r:.60} of type {type(text).__name__}")
+    if ax is not None and not isinstance(ax, matplotlib.axes.Axes):
+        raise TypeError(f"ax must be a matplotlib Axes (or None for a new figure), got {type(ax).__name__}")
     if ax is None:
         _, ax = plt.subplots(figsize=(0.6 * A.shape[1] + 1.6, 0.5 * A.shape[0] + 1.2))
     im = ax.imshow(A, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")

@@ -300,6 +300,7 @@ def _as_target(A, name="target", *, causal=False):
     Every weight is above 0; with ``causal``, every weight on or below the
     diagonal is above 0 and every weight above it is exactly 0.
     """
+    causal = check_flag(causal, "causal")
     A = check_prob_rows(A, name, ndim=2, legend="(T, S)", positive=not causal)
     check_ndim(A, name, 2, "(T, S)", exact=True)
     if A.shape[0] == 0:
@@ -634,9 +635,9 @@ def fit_scores(target, d_k, *, seed=0, restarts=4, spectral=True, causal=False):
     """
     causal, spectral = check_flag(causal, "causal"), check_flag(spectral, "spectral")
     A = _as_target(target, causal=causal)
-    d_k = check_positive_int(d_k, "d_k")
+    d_k = check_size(d_k, "d_k", high=MAX_N)
     seed = check_count(seed, "seed")
-    restarts = check_count(restarts, "restarts")
+    restarts = check_size(restarts, "restarts", low=0, high=1000)
     if not spectral and restarts == 0:
         raise ValueError("spectral=False needs restarts >= 1: with neither, there is no start to fit from")
     return _fit_cached(np.ascontiguousarray(A, dtype=np.float64).tobytes(), A.shape, d_k, seed, restarts,

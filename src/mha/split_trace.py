@@ -93,7 +93,7 @@ def head_split(T, d, h, *, wrong=False):
     array([[0, 0, 0, 0],
            [1, 1, 1, 1]])
     """
-    T, d, h = (check_positive_int(v, n) for v, n in ((T, "T"), (d, "d"), (h, "h")))
+    T, d, h = (check_size(v, n, high=4096) for v, n in ((T, "T"), (d, "d"), (h, "h")))
     wrong = check_flag(wrong, "wrong")
     if d % h:
         raise ValueError(f"h={h} does not divide the width d={d}")

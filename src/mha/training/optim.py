@@ -10,7 +10,8 @@ import math
 
 import numpy as np
 
-from .._validate import as_float_array, check_count, check_number, check_out_array, check_positive_int
+from .._validate import (as_float_array, check_count, check_number, check_out_array, check_positive_int, check_size,
+                         is_sequence)
 
 __all__ = ["BETAS", "EPS", "PEAK_LR", "WARMUP", "adam_step", "adam_update", "learning_rate", "learning_rates"]
 
@@ -54,8 +55,8 @@ def learning_rates(steps, *, peak=PEAK_LR, warmup=WARMUP):
 
 def _check_schedule(steps, peak, warmup):
     steps = check_positive_int(steps, "steps")
-    peak = check_number(peak, "peak", low=0.0)
-    warmup = check_positive_int(warmup, "warmup")
+    peak = check_number(peak, "peak", low=0.0, high=1.0)
+    warmup = check_size(warmup, "warmup", high=10 ** 9)
     return steps, peak, warmup
 
 
@@ -90,7 +91,7 @@ def adam_step(theta, grad, state, lr, betas=BETAS, eps=EPS):
     if grad.shape != theta.shape:
         raise ValueError(f"grad must have the shape of theta {theta.shape}, got {grad.shape}")
     lr = check_number(lr, "lr", low=0.0, high=1.0)
-    if isinstance(betas, (str, bytes)) or not hasattr(betas, "__len__") or len(betas) != 2:
+    if not is_sequence(betas) or not hasattr(betas, "__len__") or len(betas) != 2:
         raise TypeError(f"betas must be a pair (beta1, beta2), got {betas!r:.60}")
     b1, b2 = (check_number(b, f"betas[{i}]", low=0.0, high=1.0) for i, b in enumerate(betas))
     if b1 == 1.0 or b2 == 1.0:

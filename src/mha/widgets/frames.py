@@ -28,10 +28,10 @@ from matplotlib.figure import Figure
 from PIL import Image as PILImage
 
 from .._validate import (as_float_array, check_index, check_labels, check_ndim, check_number, check_positive_int,
-                         check_text)
+                         check_text, is_sequence)
 from ..plotting import SEQUENTIAL, book_style, check_cmap, escape_math
 
-__all__ = ["FramePainter", "canvas_png", "caption_html", "check_dom_class", "frame_stack", "heatmap_frames", "slider_text_html"]
+__all__ = ["FramePainter", "canvas_png", "caption_html", "check_dom_class", "check_figsize", "frame_stack", "heatmap_frames", "slider_text_html"]
 
 
 def canvas_png(canvas):
@@ -146,7 +146,7 @@ def heatmap_frames(maps, row_labels, col_labels, titles, *, figsize=(4.6, 4.2), 
     vmin, vmax = check_number(vmin, "vmin"), check_number(vmax, "vmax")
     if not vmin < vmax:
         raise ValueError(f"vmin must be below vmax, got vmin={vmin} and vmax={vmax}")
-    width, height = (check_number(v, "figsize", low=0.5, high=50.0) for v in figsize)
+    width, height = check_figsize(figsize)
     dpi = check_positive_int(dpi, "dpi")
     if dpi > 600:
         raise ValueError(f"dpi={dpi} is too large for a frame of a page (at most 600)")
@@ -172,6 +172,13 @@ def heatmap_frames(maps, row_labels, col_labels, titles, *, figsize=(4.6, 4.2), 
     return pngs
 
 
+def check_figsize(figsize, name: str = "figsize"):
+    """``figsize`` as ``(width, height)`` in inches, each from 0.5 to 50, or a clear error."""
+    if not isinstance(figsize, (tuple, list)) or len(figsize) != 2:
+        raise TypeError(f"{name} must be a (width, height) pair in inches, got {figsize!r:.60}")
+    return tuple(check_number(v, name, low=0.5, high=50.0) for v in figsize)
+
+
 def caption_html(text):
     """A frame's caption (its text alternative) as HTML, with d_k written as d with a subscript k.
 
@@ -182,7 +189,7 @@ def caption_html(text):
 
 
 def _check_frames(frames, labels):
-    if frames is None or isinstance(frames, (str, bytes, dict)) or not hasattr(frames, "__iter__"):
+    if frames is None or not is_sequence(frames):
         raise TypeError(f"frames must be a sequence of (png_bytes, caption) pairs, got {type(frames).__name__}")
     frames, labels = list(frames), check_labels(labels, "labels", numbers_too=True)
     if not frames:
