@@ -126,8 +126,9 @@ def check_prob_rows(A, name: str, *, ndim: int = 1, legend: str = "(..., S)",
         need = ("every weight must be above 0 (a zero weight needs a score of -inf, which no finite "
                 "head gives)") if positive else "probabilities are never negative"
         raise ValueError(f"{name} (shape {A.shape}) holds {A[where]:.3g} at index {where}; {need}")
-    sums = A.sum(axis=-1)
-    off = np.abs(sums - 1.0) > ROW_SUM_TOL
+    with np.errstate(over="ignore", invalid="ignore"):  # a sum that overflows is not 1 either
+        sums = A.sum(axis=-1)
+        off = ~(np.abs(sums - 1.0) <= ROW_SUM_TOL)
     if off.any():
         where = tuple(int(i) for i in np.argwhere(off)[0])
         raise ValueError(f"the rows of {name} (shape {A.shape}) must each sum to 1, but the row at index "
