@@ -78,35 +78,52 @@ def _is_ours(frame) -> bool:
     return str(frame.f_globals.get("__name__", "")).startswith(_OURS)
 
 
-def _pending_for(thread: int):
-    """An object ``p`` for which ``p == exc`` schedules ``exc`` in ``thread`` without a Python call.
-
-    Its ``__eq__`` is a C callable (``functools.partial`` of the C API function),
-    so the comparison runs no Python frame and reaches no point where a
-    scheduled exception is raised: :func:`_tracer` sets it and returns, and the
-    exception lands in the learner's code, not in the trace function (which
-    CPython would then switch off).
-    """
-    return type("_Pending", (), {
-        "__eq__": functools.partial(ctypes.pythonapi.PyThreadState_SetAsyncExc, ctypes.c_ulong(thread)),
-        "__hash__": None})()
-
-
-_TIME_UP = ctypes.py_object(TimeUp)
-
-
 def _tracer(frame, event, arg):
-    """While an expired alarm is active, schedule :class:`TimeUp` at every line of code that is not ours.
+    """While an expired alarm is active, raise :class:`TimeUp` at every line and call of code that is not ours.
 
-    The exception is scheduled (raised at the learner's next function call or
-    jump back), not raised here: a trace function that raises is switched off,
-    and this one must keep firing in every ``except`` block that swallows it.
+    CPython switches a trace function off when it raises, so each raise first
+    asks for :func:`_trace_again` to run at the next point where the
+    interpreter handles pending work: tracing is back on before the learner's
+    ``except`` block has run its first line.
     """
+    if event not in ("line", "call"):
+        return _tracer
     alarms = _alarms()
     if not (alarms and alarms[-1].active and alarms[-1].expired) or _is_ours(frame):
         return None
-    alarms[-1].pending == _TIME_UP  # noqa: B015 - schedules TimeUp (see _Pending)
-    return _tracer
+    _SCHEDULE == None  # noqa: B015, E711 - asks for _trace_again, by a C call (see _SCHEDULE)
+    raise TimeUp  # the class, not TimeUp(): no call here at which the scheduled work could run
+
+
+def _trace_again(_):
+    """Turn the trace function back on, and trace the learner's frames again (a C callback: never raises)."""
+    try:
+        alarms = _alarms()
+        if alarms and alarms[-1].active and alarms[-1].expired:
+            _trace_frames(sys._getframe(1))
+    except BaseException:  # noqa: BLE001 - a time-up landing here is simply dropped: the next line raises again
+        pass
+    return 0
+
+
+def _trace_frames(frame):
+    """Trace this thread from now on, and the frames from ``frame`` up to the nearest of ours."""
+    sys.settrace(_tracer)
+    while frame is not None and not _is_ours(frame):
+        frame.f_trace = _tracer
+        frame.f_trace_lines = True
+        frame = frame.f_back
+
+
+_TRACE_AGAIN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)(_trace_again)  # kept alive here
+_ADD_PENDING_CALL = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)(
+    ("Py_AddPendingCall", ctypes.pythonapi))
+#: ``_SCHEDULE == None`` runs ``Py_AddPendingCall(_trace_again, NULL)``. A comparison, not a call: its
+#: ``__eq__`` is C code (a ``functools.partial`` of the C function), so no Python frame starts and the
+#: interpreter reaches no point where it runs pending work. :func:`_trace_again` therefore runs in the
+#: learner's code after the raise, not in :func:`_tracer` before it (where it would be undone at once).
+_SCHEDULE = type("_Schedule", (), {"__eq__": functools.partial(_ADD_PENDING_CALL, ctypes.cast(_TRACE_AGAIN, ctypes.c_void_p)),
+                                   "__hash__": None})()
 
 
 def _escalate(alarm, frame):
@@ -115,31 +132,19 @@ def _escalate(alarm, frame):
         return
     if not alarm.expired:  # the first time: keep what to restore
         alarm.expired = True
-        alarm.pending = _pending_for(threading.get_ident())
         alarm.saved_trace = sys.gettrace()
-    sys.settrace(_tracer)  # again if CPython switched it off (a trace function that failed, e.g. at the recursion limit)
-    while frame is not None and not _is_ours(frame):
-        frame.f_trace = _tracer
-        frame.f_trace_lines = True
-        frame = frame.f_back
-
-
-def _calm(alarm):
-    """Undo :func:`_escalate`: the previous trace function, and no exception left pending.
-
-    A :class:`TimeUp` that the trace function scheduled is raised at the next
-    Python call: :func:`_deliver` is that call, inside :func:`_stop`'s loop,
-    which catches it. (Clearing it through the C API instead would leave
-    CPython's "something is pending" flag set for good.)
-    """
-    if getattr(alarm, "expired", False):
-        alarm.expired = False
-        sys.settrace(alarm.saved_trace)
-        _deliver()
+    _trace_frames(frame)  # again if CPython switched it off (a trace function that failed)
 
 
 def _deliver():
     """Nothing: calling it lets a scheduled exception land here."""
+
+
+def _calm(alarm):
+    """Undo :func:`_escalate`: the trace function that was there before."""
+    if getattr(alarm, "expired", False):
+        alarm.expired = False
+        sys.settrace(alarm.saved_trace)
 
 
 class _SignalAlarm:
@@ -212,7 +217,9 @@ class _ThreadAlarm:
         with self.lock:
             if self.timer is not None:
                 self.timer.cancel()
-            self._raise(ctypes.c_void_p(0))  # drop an alarm that is pending but not yet raised
+        # A TimeUp the timer scheduled but this thread has not raised yet lands in this call, and _stop catches
+        # it. (Clearing it through the C API instead leaves CPython's "something is pending" flag set for good.)
+        _deliver()
 
     def uninstall(self):
         pass
