@@ -10,7 +10,9 @@ What is here, by kind of input:
   :func:`check_prob_rows` (rows of probabilities, one tolerance :data:`ROW_SUM_TOL`),
   :func:`check_qkv` (one attention head's queries, keys and values);
 * whole numbers: :func:`check_positive_int`, :func:`check_count`, :func:`check_index`,
-  :func:`check_layer`;
+  :func:`check_layer`, :func:`check_size` (a count too large to loop over);
+* things an array is updated in or drawn from: :func:`check_generator`, :func:`check_out_array`
+  (a writable float array of a given shape), :func:`check_labels` (one text per row or column);
 * other scalars: :func:`check_flag` (real booleans only), :func:`check_number`, :func:`check_choice`,
   :func:`check_axis`;
 * finite inputs too large to compute with: :func:`score_dtype` (the float type attention
@@ -124,8 +126,9 @@ def check_prob_rows(A, name: str, *, ndim: int = 1, legend: str = "(..., S)",
         need = ("every weight must be above 0 (a zero weight needs a score of -inf, which no finite "
                 "head gives)") if positive else "probabilities are never negative"
         raise ValueError(f"{name} (shape {A.shape}) holds {A[where]:.3g} at index {where}; {need}")
-    sums = A.sum(axis=-1)
-    off = np.abs(sums - 1.0) > ROW_SUM_TOL
+    with np.errstate(over="ignore", invalid="ignore"):  # a sum that overflows is not 1 either
+        sums = A.sum(axis=-1)
+        off = ~(np.abs(sums - 1.0) <= ROW_SUM_TOL)
     if off.any():
         where = tuple(int(i) for i in np.argwhere(off)[0])
         raise ValueError(f"the rows of {name} (shape {A.shape}) must each sum to 1, but the row at index "
@@ -199,6 +202,80 @@ def check_index(value, name: str, n: int) -> int:
     return value
 
 
+def check_size(value, name: str, *, low: int = 1, high: int = 2 ** 40) -> int:
+    """Return ``value`` as an ``int`` from ``low`` to ``high``: a count that sets how much work a call does.
+
+    A count beyond ``high`` is refused with a clear message instead of a
+    loop that never ends or an allocation NumPy cannot make.
+    """
+    what = "a positive integer" if low == 1 else f"an integer of at least {low}"
+    value = _whole(value, name, what)
+    if value < low:
+        raise ValueError(f"{name} must be {what}, got {value}")
+    if value > high:
+        shown = f"{value:.3g}" if value < 10 ** 300 else f"an integer of {len(str(value))} digits"
+        raise ValueError(f"{name}={shown} is too large: at most {high:,} is supported")
+    return value
+
+
+def is_sequence(value) -> bool:
+    """True for a list, tuple, array or other iterable of items; False for text, dicts, sets, types and scalars."""
+    return (not isinstance(value, (str, bytes, dict, set, frozenset, type)) and hasattr(value, "__iter__")
+            and not (isinstance(value, np.ndarray) and value.ndim == 0))
+
+
+def check_generator(rng, name: str = "rng") -> np.random.Generator:
+    """Return ``rng`` if it is a ``numpy.random.Generator`` (``np.random.default_rng(seed)``), else ``TypeError``."""
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"{name} must be a numpy.random.Generator (for example np.random.default_rng(0)), "
+                        f"got {rng!r:.60} of type {_type_name(rng)}")
+    return rng
+
+
+def check_out_array(x, name: str, shape=None, *, dtype=None) -> np.ndarray:
+    """Return ``x`` if it is a writable float ``ndarray`` (of ``shape`` and ``dtype`` when given): updated in place.
+
+    Lists and read-only arrays are refused (an update in place would be lost),
+    and so are NaN and infinity.
+    """
+    if not isinstance(x, np.ndarray) or np.ma.isMaskedArray(x):
+        raise TypeError(f"{name} must be a NumPy array of floats, updated in place, got {_type_name(x)}")
+    if x.dtype.kind != "f":
+        raise TypeError(f"{name} must hold floats (it is updated in place), got dtype {x.dtype} with shape {x.shape}")
+    if not x.flags.writeable:
+        raise ValueError(f"{name} (shape {x.shape}) is read-only; it is updated in place")
+    if shape is not None and x.shape != tuple(shape):
+        raise ValueError(f"{name} must have shape {tuple(shape)}, got {x.shape}")
+    if dtype is not None and x.dtype != dtype:
+        raise TypeError(f"{name} must have dtype {np.dtype(dtype)}, got {x.dtype} (shape {x.shape})")
+    as_float_array(x, name)  # finite
+    return x
+
+
+def check_labels(labels, name: str, n: int | None = None, *, numbers_too: bool = False, chars_ok: bool = False) -> list:
+    """Return ``labels`` as a list of ``str`` (one per row, column or stop), ``n`` of them when given.
+
+    ``None``, a single string, a dict and other non-sequences are refused, and
+    so are entries that are not text (with ``numbers_too``, numbers are
+    accepted and written as text, e.g. layer numbers). With ``chars_ok``, one
+    string is read as its characters (``"ab"``: two labels).
+    """
+    if chars_ok and isinstance(labels, str):
+        labels = list(labels)
+    if labels is None or not is_sequence(labels):
+        raise TypeError(f"{name} must be a sequence of strings, got {labels!r:.60} of type {_type_name(labels)}")
+    labels = list(labels)
+    allowed = (str, numbers.Real, np.generic) if numbers_too else (str,)
+    bad = [x for x in labels if not isinstance(x, allowed) or isinstance(x, (bool, np.bool_, bytes))]
+    if bad:
+        raise TypeError(f"{name} must hold {'strings or numbers' if numbers_too else 'strings'}, got "
+                        f"{bad[0]!r:.40} of type {_type_name(bad[0])} among them")
+    labels = [str(x) for x in labels]
+    if n is not None and len(labels) != n:
+        raise ValueError(f"{name} must have {n} entries (one per row, column or stop), got {len(labels)}")
+    return labels
+
+
 def check_layer(layer, L) -> int:
     """Return ``layer`` as an ``int`` if it indexes one of ``L`` layers ("layer 5 is out of range 0..2" if not)."""
     L = check_positive_int(L, "L")
@@ -220,8 +297,8 @@ def check_counts(values, name: str, *, low: int = 0, distinct: bool = False) -> 
 
     With ``distinct``, repeated values are refused (each is one stop of a slider).
     """
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-        raise TypeError(f"{name} must be a sequence of integers of at least {low}, got {values!r}")
+    if not is_sequence(values):
+        raise TypeError(f"{name} must be a sequence of integers of at least {low}, got {values!r:.60}")
     values = [check_count(v, f"{name} entry", low=low) for v in values]
     if not values:
         raise ValueError(f"{name} is empty: give at least one value")
@@ -300,6 +377,17 @@ def check_text(value, name: str = "text") -> str:
             "Unicode text; remove it or decode the source bytes correctly"
         ) from None
     return value
+
+
+def check_path(path, name: str = "path", *, file: bool = False):
+    """``path`` if it is a ``str`` or ``os.PathLike`` (with ``file``, one that is not a directory), else a clear error."""
+    import os  # only here: paths are rare among the library's inputs
+
+    if isinstance(path, bool) or not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a file path (str or pathlib.Path), got {path!r:.60} of type {_type_name(path)}")
+    if file and os.path.isdir(path):
+        raise ValueError(f"{name}={os.fspath(path)!r} is a directory; give the file itself")
+    return path
 
 
 def as_index_array(x, name: str, n: int, *, allow_empty: bool = False) -> np.ndarray:
@@ -413,7 +501,7 @@ def require_finite(*named):
     for what, arr in named:
         if not np.isfinite(arr).all():
             raise ValueError(
-                f"{what} overflowed: it holds infinite values (its type is {arr.dtype}). The inputs are "
+                f"{what} overflowed: it holds infinite or NaN values (its type is {arr.dtype}). The inputs are "
                 "finite but too large for this computation; scale them down (for example divide X by "
                 "its largest entry)"
             )

@@ -20,13 +20,14 @@ explained in :func:`attend_backward`.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import NamedTuple
 
 import numpy as np
 
-from ._validate import as_float_array
-from .attention import attention_steps
+from ._validate import as_float_array, check_prob_rows, check_qkv, require_finite
+from .attention import AttentionSteps, attention_steps
 
 __all__ = ["AttentionGradients", "attend_backward", "attention_backward", "steps_backward"]
 
@@ -85,7 +86,7 @@ def attend_backward(Q, K, V, A, dZ):
     the row's weighted average. A masked key has weight 0, so its score gets
     gradient 0: masks and the causal triangle need no special case.
 
-    Unchecked: ``Q`` ``(..., T, d_k)``, ``K`` ``(..., S, d_k)``, ``V`` ``(..., S, d_v)``,
+    Checked: ``Q`` ``(..., T, d_k)``, ``K`` ``(..., S, d_k)``, ``V`` ``(..., S, d_v)``,
     ``A`` ``(..., T, S)`` (the forward's weights) and ``dZ`` ``(..., T, d_v)``, with the same leading axes.
 
     Returns
@@ -102,7 +103,7 @@ def attend_backward(Q, K, V, A, dZ):
     return dQ, dK, dV
 
 
-def steps_backward(steps, X,  # the forward's intermediates, and its tokens
+def _steps_backward(steps, X,  # the forward's intermediates, and its tokens
                    W_Q, W_K, W_V,  # the three input projections
                    W_O, dY):  # the output projection, and the gradient arriving at the output
     r"""Gradients of a loss through one attention layer, from its forward intermediates.
@@ -122,7 +123,7 @@ def steps_backward(steps, X,  # the forward's intermediates, and its tokens
     ----------
     steps : AttentionSteps
         From :func:`mha.attention_steps` on these same inputs, with one
-        key/value head per query head and no biases (unchecked here).
+        key/value head per query head and no biases.
     X : ndarray
         The forward's tokens.
     W_Q, W_K, W_V, W_O : ndarray
@@ -137,11 +138,69 @@ def steps_backward(steps, X,  # the forward's intermediates, and its tokens
     dconcat = dY @ W_O.T  # (..., T, d_out) @ (d_out, h*d_v) -> (..., T, h*d_v)
     dW_O = _outer_sum(steps.concat, dY)  # (h*d_v, d_out)
     dZ = _heads(dconcat, steps.h)  # (..., T, h*d_v) -> (..., h, T, d_v)
-    dQ_heads, dK_heads, dV_heads = attend_backward(steps.Q_heads, steps.K_heads, steps.V_heads, steps.weights, dZ)
+    dQ_heads, dK_heads, dV_heads = _attend_backward(steps.Q_heads, steps.K_heads, steps.V_heads, steps.weights, dZ)
     dQ, dK, dV = _joined(dQ_heads), _joined(dK_heads), _joined(dV_heads)  # (..., h, T, ·) -> (..., T, h*·)
     dX = dQ @ W_Q.T + dK @ W_K.T + dV @ W_V.T  # (..., T, h*·) @ (h*·, d) -> (..., T, d), three times
     return AttentionGradients(X=dX, W_Q=_outer_sum(X, dQ), W_K=_outer_sum(X, dK), W_V=_outer_sum(X, dV),
                               W_O=dW_O)  # (d, h*d_k), (d, h*d_k), (d, h*d_v), (h*d_v, d_out)
+
+
+def steps_backward(steps, X, W_Q, W_K, W_V, W_O, dY):
+    """:func:`_steps_backward` with its arguments checked against ``steps`` (shapes, finite values, no grouping).
+
+    The gradients of a loss through one attention layer, from its forward
+    intermediates (an :class:`mha.AttentionSteps` of these inputs): see
+    :func:`attention_backward`, which runs the forward pass itself.
+
+    Returns
+    -------
+    AttentionGradients
+    """
+    if not isinstance(steps, AttentionSteps):
+        raise TypeError(f"steps must come from mha.attention_steps, got {type(steps).__name__}")
+    if steps.n_kv_heads != steps.h:
+        raise ValueError(f"steps comes from a grouped run ({steps.h} query heads, {steps.n_kv_heads} key/value "
+                         "heads); this backward pass needs one key/value head per query head")
+    X, W_Q, W_K, W_V, W_O, dY = (as_float_array(a, name) for a, name in
+                                 ((X, "X"), (W_Q, "W_Q"), (W_K, "W_K"), (W_V, "W_V"), (W_O, "W_O"), (dY, "dY")))
+    d, hd_k, hd_v = X.shape[-1] if X.ndim else 0, steps.Q.shape[-1], steps.V.shape[-1]
+    if X.shape != steps.Q.shape[:-1] + (d,):
+        raise ValueError(f"X {X.shape} is not the input of steps (queries {steps.Q.shape})")
+    for name, W, shape in (("W_Q", W_Q, (d, hd_k)), ("W_K", W_K, (d, hd_k)), ("W_V", W_V, (d, hd_v)),
+                           ("W_O", W_O, (hd_v, steps.output.shape[-1]))):
+        if W.shape != shape:
+            raise ValueError(f"{name} must have shape {shape} to fit steps and X {X.shape}, got {W.shape}")
+    if dY.shape != steps.output.shape:
+        raise ValueError(f"dY must have the shape of the layer's output {steps.output.shape}, got {dY.shape}")
+    with np.errstate(over="ignore", invalid="ignore"):
+        grads = _steps_backward(steps, X, W_Q, W_K, W_V, W_O, dY)
+    require_finite(*((f"the gradient of {name}", g) for name, g in zip(AttentionGradients._fields, grads)))
+    return grads
+
+
+def _checked_heads(kernel):
+    """:func:`attend_backward` with its arguments checked; the maths stays as written (chapter 06 shows it)."""
+
+    @functools.wraps(kernel)
+    def attend_backward(Q, K, V, A, dZ):
+        Q, K, V, lead = check_qkv(Q, K, V)
+        A = check_prob_rows(A, "A", ndim=2, legend="(..., T, S)")
+        dZ = as_float_array(dZ, "dZ")
+        T, S, d_v = Q.shape[-2], K.shape[-2], V.shape[-1]
+        if A.shape[-2:] != (T, S) or dZ.shape[-2:] != (T, d_v) or A.shape[:-2] != dZ.shape[:-2] \
+                or np.broadcast_shapes(lead, A.shape[:-2]) != A.shape[:-2]:
+            raise ValueError(f"A must be (..., T, S) = (..., {T}, {S}) and dZ (..., T, d_v) = (..., {T}, {d_v}) with "
+                             f"the leading axes of Q, K, V {lead}; got A {A.shape} and dZ {dZ.shape}")
+        with np.errstate(over="ignore", invalid="ignore"):
+            grads = kernel(Q, K, V, A, dZ)
+        require_finite(*((f"the gradient of {name}", g) for name, g in zip(("Q", "K", "V"), grads)))
+        return grads
+
+    return attend_backward
+
+
+_attend_backward = attend_backward  # the maths alone, unchecked: what the layer's backward pass runs
+attend_backward = _checked_heads(_attend_backward)  # the public name checks its arguments first
 
 
 def attention_backward(X,  # tokens, one row each
@@ -198,7 +257,7 @@ def attention_backward(X,  # tokens, one row each
     dtype = np.result_type(steps.output, dY)
     X, dY, *weights = (a.astype(dtype, copy=False) for a in (X, dY, *weights))
     with np.errstate(over="ignore", invalid="ignore"):
-        grads = steps_backward(steps, X, *weights, dY)
+        grads = _steps_backward(steps, X, *weights, dY)
     if not all(np.isfinite(g).all() for g in grads):
         raise ValueError("a gradient overflowed: the inputs or dY are finite but too large for "
                          f"{dtype}; scale them down")

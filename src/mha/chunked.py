@@ -71,8 +71,18 @@ def attention_chunked(Q, K, V, *, block=64, causal=False, skip_masked=True):
     given = np.result_type(Q, K, V)
     dtype, may_overflow, _ = score_dtype(Q, K, V)  # float16 runs in float32; float32 in float64 if scores need it
     Q, K, V = (x.astype(dtype, copy=False) for x in (Q, K, V))
+    # The running sum O adds up to S weighted values before it is divided by the denominator: values near the
+    # type's largest number would overflow it although the output (a weighted mean of them) does not. Such values
+    # are scaled by a power of 2 first (exact) and the output scaled back.
+    v_max = float(np.abs(V).max()) if V.size else 0.0
+    shift = 0
+    if v_max * K.shape[-2] >= 0.25 * float(np.finfo(dtype).max):
+        shift = int(np.frexp(v_max)[1])
+        V = np.ldexp(V, -shift)
     with np.errstate(over="ignore", invalid="ignore"):  # overflow is checked below, with a clear error
         out = _online_attention(Q, K, V, block, causal, skip_masked)
+        if shift:
+            out = np.ldexp(out, shift)
     if may_overflow:
         require_finite(("the scores Q Kᵀ / √d_k", out))
     return out.astype(given, copy=False)
@@ -134,5 +144,5 @@ def causal_tiles(T, block):
     T = check_positive_int(T, "T")
     block = check_positive_int(block, "block")
     n = -(-T // block)  # ceil(T / block)
-    skipped = sum(j for j in range(n))  # key block j: query blocks 0 .. j-1 are skipped
+    skipped = n * (n - 1) // 2  # key block j skips query blocks 0 .. j-1: 0 + 1 + ... + (n - 1)
     return CausalTiles(computed=n * n - skipped, skipped=skipped)

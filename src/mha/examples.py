@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import check_count, check_number, check_positive_int
+from ._validate import (as_float_array, check_count, check_labels, check_ndim, check_number, check_positive_int,
+                        check_size, is_sequence)
 
 __all__ = ["RoleExample", "WorkedExample", "cat_sat_mat", "i_love_llms", "random_layer"]
 
@@ -41,6 +42,30 @@ class WorkedExample:
     W_V: np.ndarray
     W_O: np.ndarray
     h: int
+
+    def __post_init__(self):
+        """Check that the parts fit together: one token per row of ``X``, weights that chain, ``h`` heads that divide them."""
+        tokens = tuple(check_labels(self.tokens, "tokens"))
+        X = as_float_array(self.X, "X")
+        check_ndim(X, "X", 2, "(T, d_model)", exact=True)
+        if X.shape[0] == 0 or X.shape[1] == 0 or X.shape[0] != len(tokens):
+            raise ValueError(f"X (shape {X.shape}) must have one row per token ({len(tokens)} tokens) and at least "
+                             "one column")
+        W = {}
+        for name in ("W_Q", "W_K", "W_V", "W_O"):
+            W[name] = as_float_array(getattr(self, name), name)
+            check_ndim(W[name], name, 2, "(rows, columns)", exact=True)
+        d = X.shape[1]
+        if not (W["W_Q"].shape[0] == W["W_K"].shape[0] == W["W_V"].shape[0] == d
+                and W["W_Q"].shape[1] == W["W_K"].shape[1] and W["W_O"].shape[0] == W["W_V"].shape[1]):
+            raise ValueError(f"the weights do not chain with X (shape {X.shape}): W_Q {W['W_Q'].shape}, W_K "
+                             f"{W['W_K'].shape}, W_V {W['W_V'].shape}, W_O {W['W_O'].shape}; need W_Q, W_K (d, h d_k), "
+                             "W_V (d, h d_v), W_O (h d_v, d_out)")
+        h = check_positive_int(self.h, "h")
+        if W["W_Q"].shape[1] % h or W["W_V"].shape[1] % h:
+            raise ValueError(f"h={h} must divide the columns of W_Q {W['W_Q'].shape} and W_V {W['W_V'].shape}")
+        for name, value in (("tokens", tokens), ("X", X), ("h", h), *W.items()):
+            object.__setattr__(self, name, value)
 
     @property
     def weights(self):
@@ -109,10 +134,12 @@ def random_layer(tokens, d, *, seed=0, scale=1.3):
     if isinstance(tokens, str):
         raise TypeError(f"tokens must be a sequence of words, not one string ({tokens!r}); "
                         "split it first, e.g. tokens.split()")
+    if tokens is None or not is_sequence(tokens):
+        raise TypeError(f"tokens must be a sequence of words, got {tokens!r:.60} of type {type(tokens).__name__}")
     tokens = tuple(str(t) for t in tokens)
     if not tokens:
         raise ValueError("tokens must name at least one token")
-    d = check_positive_int(d, "d")
+    d = check_size(d, "d", high=2 ** 14)
     rng = np.random.default_rng(check_count(seed, "seed"))
     scale = check_number(scale, "scale", low=0.0, low_open=True)
     X = rng.standard_normal((len(tokens), d))
@@ -137,6 +164,20 @@ class RoleExample(WorkedExample):
     roles: tuple
     tags: tuple
     features: tuple
+
+    def __post_init__(self):
+        """As :class:`WorkedExample`, and one role per head, one tag per token, one feature name per column of ``X``."""
+        super().__post_init__()
+        roles, tags, features = (tuple(check_labels(getattr(self, name), name)) for name in ("roles", "tags", "features"))
+        if len(roles) != self.h:
+            raise ValueError(f"roles must name one role per head: h={self.h}, got {len(roles)} roles {roles!r:.80}")
+        if len(tags) != len(self.tokens):
+            raise ValueError(f"tags must give one part of speech per token: {len(self.tokens)} tokens, got "
+                             f"{len(tags)} tags")
+        if len(features) != self.X.shape[1]:
+            raise ValueError(f"features must name every column of X (shape {self.X.shape}), got {len(features)}")
+        for name, value in (("roles", roles), ("tags", tags), ("features", features)):
+            object.__setattr__(self, name, value)
 
 
 #: The feature blocks of :func:`cat_sat_mat`, each as wide as one of its four heads.

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import check_count, check_number, check_positive_int, check_prob_rows
+from ._validate import check_count, check_number, check_positive_int, check_prob_rows, check_size
 from .attention import softmax
 
 __all__ = ["RowFit", "kl_divergence", "best_single_row", "fit_one_head"]
@@ -137,7 +137,7 @@ def best_single_row(targets, *, tol=1e-10, max_steps=20_000):
     """
     t = _as_targets(targets)
     tol = check_number(tol, "tol", low=0, low_open=True)
-    max_steps = check_positive_int(max_steps, "max_steps")
+    max_steps = check_size(max_steps, "max_steps", high=10 ** 7)
     n, S = t.shape
     if (t.sum(axis=0) == 0).any():
         j = int(np.argmin(t.sum(axis=0)))
@@ -203,9 +203,9 @@ def fit_one_head(targets, d_k, *, seed=0, steps=4000, lr=0.05):
     True
     """
     t = _as_targets(targets)
-    d_k = check_positive_int(d_k, "d_k")
+    d_k = check_size(d_k, "d_k", high=4096)
     seed = check_count(seed, "seed")
-    steps = check_positive_int(steps, "steps")
+    steps = check_size(steps, "steps", high=10 ** 7)
     lr = check_number(lr, "lr", low=0, low_open=True, high=10)
     n, S = t.shape
     rng = np.random.default_rng(seed)

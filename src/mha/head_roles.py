@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import as_float_array, check_index, check_ndim, check_positive_int
+from ._validate import as_float_array, check_index, check_ndim, check_positive_int, check_prob_rows
 from .attention import AttentionSteps, attention_steps
 from .examples import RoleExample
 
@@ -94,9 +94,11 @@ def role_mass(weights, keys):
     ndarray, shape (...)
         1 when every row puts all its weight on the role's keys.
     """
-    A = as_float_array(weights, "weights")
-    check_ndim(A, "weights", 2, "(..., T, S)")
-    M = np.asarray(keys)
+    A = check_prob_rows(weights, "weights", ndim=2, legend="(..., T, S)")
+    try:
+        M = np.asarray(keys)
+    except ValueError:
+        raise ValueError(f"keys must be a boolean (T, S) mask of shape {A.shape[-2:]}, got a ragged sequence") from None
     if M.dtype != bool or M.shape != A.shape[-2:]:
         raise ValueError(f"keys must be a boolean (T, S) mask of shape {A.shape[-2:]} like the maps' last two "
                          f"axes, got {M.dtype} of shape {M.shape}")
@@ -157,6 +159,11 @@ def survival(example):
     example = _check_example(example)
     own = read_roles(example, example.h).masses                        # (h, n_roles)
     single = read_roles(example, 1).masses[0]                          # (n_roles,)
+    for r, role in enumerate(example.roles):
+        if not own[r, r] > 0:
+            raise ValueError(f"role {role!r} (head {r}) puts no weight on its keys in this sentence ({own[r, r]:.3g}): "
+                             "it has no keys to want here, so what survives of it is undefined. Use a sentence "
+                             "that holds what the role looks for")
     return {role: (float(own[r, r]), float(single[r]), float(single[r] / own[r, r]))
             for r, role in enumerate(example.roles)}
 
@@ -203,7 +210,8 @@ def row_arithmetic(steps, row):
     Parameters
     ----------
     steps : AttentionSteps
-        One sentence (no batch axis, no mask), from :func:`mha.attention_steps`.
+        One sentence (no batch axis, no mask), from :func:`mha.attention_steps`. A run with a
+        mask (``causal=True``, ``mask=...``) is refused: its weights are not this arithmetic's.
     row : int
         The query.
 
@@ -224,17 +232,29 @@ def row_arithmetic(steps, row):
         raise TypeError(f"steps must come from mha.attention_steps, got {type(steps).__name__}")
     if steps.scores.ndim != 3:
         raise ValueError(f"steps must hold one sentence: scores of shape (h, T, S), got {steps.scores.shape}")
+    if steps.weights.shape != steps.scores.shape:
+        raise ValueError(f"steps.weights {steps.weights.shape} and steps.scores {steps.scores.shape} differ: "
+                         "pass the AttentionSteps of one run, unedited")
     row = check_index(row, "row", steps.scores.shape[1])
     out = []
     for i, scores in enumerate(steps.scores[:, row]):                 # (h, T, S) -> (S,) per head
         scaled = scores / np.sqrt(steps.d_k)
-        if scaled.max() > 700:
-            raise ValueError(f"head {i}'s scaled scores reach {scaled.max():.3g}; exp of that overflows, so the "
-                             "arithmetic cannot be shown without shifting")
-        exps = np.exp(scaled)
-        total = float(exps.sum())
+        with np.errstate(over="ignore", under="ignore"):
+            exps = np.exp(scaled)
+            total = float(exps.sum())
+        tiny, huge = np.finfo(exps.dtype).tiny, np.finfo(exps.dtype).max
+        if not tiny <= total <= huge:
+            side = "overflows" if not total <= huge else "underflows to 0 for every key"
+            raise ValueError(f"head {i}'s scaled scores at row {row} run from {scaled.min():.3g} to {scaled.max():.3g}; "
+                             f"exp of them {side} in {exps.dtype}, so the arithmetic cannot be shown without "
+                             "shifting by the row's maximum")
+        weights = exps / total
+        if not np.allclose(weights, steps.weights[i, row], rtol=1e-4, atol=1e-5):
+            raise ValueError(f"steps comes from a run with a mask (causal=True or mask=...): head {i}'s weights at row "
+                             f"{row} are not the softmax of its scores, and this arithmetic (which has no mask) would "
+                             "contradict them. Pass the steps of a run without a mask")
         out.append(RowArithmetic(head=i, row=row, d_k=steps.d_k, scores=scores, scaled=scaled, exps=exps,
-                                 total=total, weights=exps / total))
+                                 total=total, weights=weights))
     return tuple(out)
 
 
@@ -243,15 +263,19 @@ def map_distance(A, B):
 
     .. math:: D(A, B) = \frac{1}{T} \sum_t \tfrac12 \sum_s |a_{ts} - b_{ts}|
 
-    0 for the same map, 1 when every row puts its weight on other keys.
+    0 for the same map, 1 when every row puts its weight on other keys. Each row of ``A`` and ``B``
+    must be a probability distribution.
 
     Examples
     --------
     >>> map_distance([[1.0, 0.0]], [[0.0, 1.0]])
     1.0
     """
-    A, B = as_float_array(A, "A"), as_float_array(B, "B")
+    A = check_prob_rows(A, "A", ndim=2, legend="(T, S)")
+    B = check_prob_rows(B, "B", ndim=2, legend="(T, S)")
     check_ndim(A, "A", 2, "(T, S)", exact=True)
     if A.shape != B.shape:
         raise ValueError(f"A and B must have the same shape, got {A.shape} and {B.shape}")
+    if A.shape[0] == 0:
+        raise ValueError(f"A and B have no rows (shape {A.shape}); a distance needs at least one query row")
     return float(0.5 * np.abs(A - B).sum(axis=-1).mean())  # (T, S) -> ()

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._validate import (as_float_array, check_choice, check_count, check_index, check_layer, check_ndim,
-                        check_number, check_positive_int, check_prob_rows, require_finite)
+                        check_number, check_positive_int, check_prob_rows, check_size, require_finite)
 from .stats import head_entropy
 
 __all__ = [
@@ -319,10 +319,12 @@ def heads_where(values, threshold):
 def group_by_layer(pairs, L, h):
     """Sort ``(layer, head)`` pairs into one list of heads per layer.
 
+    ``L`` lists are made, so ``L`` may not exceed :data:`MAX_LAYERS`.
+
     >>> group_by_layer([(0, 2), (1, 0), (0, 1)], L=2, h=3)
     [[2, 1], [0]]
     """
-    L, h = check_positive_int(L, "L"), check_positive_int(h, "h")
+    L, h = check_size(L, "L", high=MAX_LAYERS), check_positive_int(h, "h")
     out = [[] for _ in range(L)]
     for pair in _as_list(pairs, "pairs", "an iterable of (layer, head) pairs"):
         try:
@@ -332,6 +334,10 @@ def group_by_layer(pairs, L, h):
         head = _index(head, "head", h, f" in the pair {pair!r}")
         out[check_layer(layer, L)].append(head)
     return out
+
+
+#: The most layers :func:`group_by_layer` makes lists for (real models have at most a few hundred).
+MAX_LAYERS = 10_000
 
 
 def _as_list(items, name, what):
@@ -443,7 +449,12 @@ def without_each_head(concat, W_O, h, b_O=None, *, method="zero"):
 
 def _position_mean(concat):
     """Each column's mean over the positions (axis -2), kept as an axis of length 1: (..., T, n) -> (..., 1, n)."""
-    return concat.mean(axis=-2, keepdims=True)
+    with np.errstate(over="ignore", invalid="ignore"):
+        mean = concat.mean(axis=-2, keepdims=True)  # (..., T, n) -> (..., 1, n)
+    if not np.isfinite(mean).all():  # the sum of huge finite entries overflowed: scale by a power of 2 (exact)
+        shift = int(np.frexp(float(np.abs(concat).max()))[1])
+        mean = np.ldexp(np.ldexp(concat, -shift).mean(axis=-2, keepdims=True), shift).astype(concat.dtype)
+    return mean
 
 
 def ablate_heads(concat, heads, h, method="zero"):

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import as_float_array, as_index_array, check_count, check_ndim, check_number, check_positive_int
+from ._validate import as_float_array, as_index_array, check_count, check_ndim, check_number, check_positive_int, check_size
 from ._validate import check_index
 from .attention import AttentionSteps, Projections, attention_steps
 
@@ -84,8 +84,8 @@ class Stream:
 
 def stream(V, N):
     """The residual stream's layout for ``V`` tokens (at least 2) and texts of up to ``N`` positions."""
-    V = check_count(V, "V", low=2)
-    N = check_positive_int(N, "N")
+    V = check_size(V, "V", low=2, high=4096)
+    N = check_size(N, "N", high=4096)
     return Stream(V, N)
 
 
@@ -252,14 +252,22 @@ def next_token_nll(logits, ids):
     z = z[..., :-1, :]  # guesses for positions 1 .. T-1
     target = ids[..., 1:]
     top = z.max(axis=-1, keepdims=True)
-    log_total = top[..., 0] + np.log(np.exp(z - top).sum(axis=-1))  # (..., T-1)
-    return log_total - np.take_along_axis(z, target[..., None], axis=-1)[..., 0]
+    with np.errstate(over="ignore", invalid="ignore"):  # z - top = -inf only gives exp = 0, as it should
+        log_total = top[..., 0] + np.log(np.exp(z - top).sum(axis=-1))  # (..., T-1)
+        nll = log_total - np.take_along_axis(z, target[..., None], axis=-1)[..., 0]
+    if not np.isfinite(nll).all():
+        raise ValueError(f"logits (shape {np.shape(logits)}) span more than {z.dtype} can hold: a loss, the gap between "
+                         "a row's largest logit and the next token's, overflows. Scale the logits down or pass "
+                         "float64")
+    return nll
 
 
 def _scored_ids(logits, ids):
     """``logits`` (..., T, V) and ``ids`` (..., T) checked to fit each other, with T >= 2."""
     logits = as_float_array(logits, "logits")
     check_ndim(logits, "logits", 2, "(..., T, V)")
+    if logits.shape[-1] == 0:
+        raise ValueError(f"logits (shape {logits.shape}) has an empty vocabulary axis; a guess needs V >= 1 logits")
     ids = as_index_array(ids, "ids", max(1, logits.shape[-1]))
     if ids.shape != logits.shape[:-1]:
         raise ValueError(f"ids {ids.shape} must have the shape of logits {logits.shape} without its last axis")
@@ -273,8 +281,8 @@ def repeated_tokens(n, V, seed=0):
 
     The tokens of one copy are all different, so only the repeat can be predicted.
     """
-    V = check_count(V, "V", low=2)
-    n = check_positive_int(n, "n")
+    V = check_size(V, "V", low=2, high=2 ** 31)
+    n = check_size(n, "n", high=2 ** 24)
     if n > V:
         raise ValueError(f"n={n} different tokens need a vocabulary of at least n, got V={V}")
     seed = check_count(seed, "seed")

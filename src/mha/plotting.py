@@ -10,11 +10,14 @@ from __future__ import annotations
 import contextlib
 
 import matplotlib
+import matplotlib.axes
 import matplotlib.pyplot as plt
 import numpy as np
 
+from ._validate import as_float_array, check_flag, check_labels, check_ndim, check_number
+
 __all__ = ["OKABE_ITO", "SEQUENTIAL", "DIVERGING", "use_book_style", "book_style", "heatmap", "text_colour",
-           "contrast_ratio", "escape_math"]
+           "contrast_ratio", "escape_math", "as_rgba", "check_cmap", "check_format"]
 
 #: Okabe & Ito's palette, distinguishable with every common colour-vision deficiency.
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
@@ -86,14 +89,27 @@ def heatmap(A, row_labels, col_labels, *, ax=None, title=None, vmin=0.0, vmax=1.
     -------
     matplotlib.image.AxesImage
     """
-    A = np.asarray(A, dtype=float)
-    if A.ndim != 2:
-        raise ValueError(f"A must be a matrix, got shape {A.shape}")
+    A = as_float_array(A, "A")
+    check_ndim(A, "A", 2, "(n_rows, n_cols)", exact=True)
+    row_labels = check_labels(row_labels, "row_labels", numbers_too=True, chars_ok=True)
+    col_labels = check_labels(col_labels, "col_labels", numbers_too=True, chars_ok=True)
     if len(row_labels) != A.shape[0] or len(col_labels) != A.shape[1]:
         raise ValueError(
             f"labels do not match A's shape {A.shape}: {len(row_labels)} row labels, "
             f"{len(col_labels)} column labels"
         )
+    vmin, vmax = (None if v is None else check_number(v, name) for v, name in ((vmin, "vmin"), (vmax, "vmax")))
+    if vmin is not None and vmax is not None and not vmin < vmax:
+        raise ValueError(f"vmin must be below vmax, got vmin={vmin} and vmax={vmax}")
+    check_cmap(cmap)
+    annotate, colorbar = check_flag(annotate, "annotate"), check_flag(colorbar, "colorbar")
+    if annotate:
+        check_format(fmt)
+    for text, name in ((title, "title"), (xlabel, "xlabel"), (ylabel, "ylabel")):
+        if text is not None and not isinstance(text, str):
+            raise TypeError(f"{name} must be text or None, got {text!r:.60} of type {type(text).__name__}")
+    if ax is not None and not isinstance(ax, matplotlib.axes.Axes):
+        raise TypeError(f"ax must be a matplotlib Axes (or None for a new figure), got {type(ax).__name__}")
     if ax is None:
         _, ax = plt.subplots(figsize=(0.6 * A.shape[1] + 1.6, 0.5 * A.shape[0] + 1.2))
     im = ax.imshow(A, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
@@ -114,6 +130,35 @@ def heatmap(A, row_labels, col_labels, *, ax=None, title=None, vmin=0.0, vmax=1.
     return im
 
 
+def check_cmap(cmap, name: str = "cmap"):
+    """Raise a clear error unless ``cmap`` names a matplotlib colormap (or is one)."""
+    if isinstance(cmap, matplotlib.colors.Colormap):
+        return cmap
+    if not isinstance(cmap, str) or cmap not in matplotlib.colormaps:
+        raise ValueError(f"{name} must be a matplotlib colormap or its name (such as {SEQUENTIAL!r}), got {cmap!r:.60}")
+    return cmap
+
+
+def check_format(fmt, name: str = "fmt"):
+    """Raise a clear error unless ``fmt`` is a format string for one number, such as ``"{:.2f}"``."""
+    if not isinstance(fmt, str):
+        raise TypeError(f"{name} must be a format string such as '{{:.2f}}', got {fmt!r:.60} of type {type(fmt).__name__}")
+    try:
+        fmt.format(0.5)
+    except (ValueError, IndexError, KeyError, AttributeError, TypeError) as err:
+        raise ValueError(f"{name}={fmt!r:.60} cannot format a number ({err}); write it like '{{:.2f}}'") from None
+    return fmt
+
+
+def as_rgba(colour, name: str = "colour") -> tuple:
+    """``colour`` as an RGBA tuple, from anything matplotlib reads (``"white"``, ``"#0072B2"``, a tuple), or ``ValueError``."""
+    try:
+        return matplotlib.colors.to_rgba(colour)
+    except (ValueError, TypeError):
+        raise ValueError(f"{name} must be a colour matplotlib reads (a name such as 'white', '#0072B2', or an "
+                         f"RGB(A) tuple of numbers from 0 to 1), got {colour!r:.60}") from None
+
+
 def _luminance(rgba) -> float:
     """Relative luminance of an sRGB colour (WCAG 2), from 0 (black) to 1 (white)."""
     linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in rgba[:3]]
@@ -128,7 +173,7 @@ def contrast_ratio(fg, bg) -> float:
     >>> round(contrast_ratio("black", "white"), 1)
     21.0
     """
-    light, dark = sorted((_luminance(matplotlib.colors.to_rgba(c)) for c in (fg, bg)), reverse=True)
+    light, dark = sorted((_luminance(as_rgba(c, name)) for c, name in ((fg, "fg"), (bg, "bg"))), reverse=True)
     return (light + 0.05) / (dark + 0.05)
 
 
@@ -143,4 +188,4 @@ def text_colour(background) -> str:
     >>> text_colour((1.0, 1.0, 0.0, 1.0)), text_colour((0.27, 0.0, 0.33, 1.0)), text_colour("#0072B2")
     ('black', 'white', 'white')
     """
-    return "black" if _luminance(matplotlib.colors.to_rgba(background)) > 0.179 else "white"
+    return "black" if _luminance(as_rgba(background, "background")) > 0.179 else "white"

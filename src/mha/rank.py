@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._validate import (check_causal, check_count, check_flag, check_ndim, check_number, check_positive_int,
-                        check_prob_rows)
+                        check_prob_rows, check_size)
 from .attention import softmax
 from .fitting import kl_divergence
 
@@ -53,6 +53,8 @@ __all__ = [
 # ================================================================ target patterns
 def _rows_from_logits(L, what):
     """Normalise rows of exp(L); refuse patterns whose small weights underflow to 0."""
+    if not np.isfinite(L.max(axis=-1)).all():
+        raise ValueError(f"{what}: every weight of a row underflows to 0 at this size; use a larger width")
     A = softmax(L, axis=-1)
     if (A <= 0).any():
         raise ValueError(f"{what}: some weights underflow to 0 at this size; use a larger width")
@@ -61,6 +63,29 @@ def _rows_from_logits(L, what):
 
 def _positive(value, name):
     return check_number(value, name, low=0.0, low_open=True)
+
+
+#: The largest target built here: an ``n x n`` matrix of float64 (128 MiB).
+MAX_N = 4096
+
+
+def _tokens(n):
+    return check_size(n, "n", high=MAX_N)
+
+
+def _normalised(A, what):
+    """``A`` with each row divided by its sum; huge weights are scaled first, and a weight that underflows is refused."""
+    with np.errstate(over="ignore"):
+        total = A.sum(axis=1, keepdims=True)
+    given = A
+    if not np.isfinite(total).all():  # the sum of finite weights overflowed: the ratios are what matter
+        A = A / A.max()
+        total = A.sum(axis=1, keepdims=True)
+    rows = A / total
+    if ((rows <= 0) & (given > 0)).any():
+        raise ValueError(f"{what}: the weights' ratio is too large for float64 (a weight underflows to 0); "
+                         "bring on and off closer together")
+    return rows
 
 
 def target_diagonal(n, on=0.8, off=0.1):
@@ -75,11 +100,11 @@ def target_diagonal(n, on=0.8, off=0.1):
     >>> target_diagonal(4)[0].round(3)       # 0.8, 0.1, 0.1, 0.1 divided by 1.1
     array([0.727, 0.091, 0.091, 0.091])
     """
-    n = check_positive_int(n, "n")
+    n = _tokens(n)
     on, off = _positive(on, "on"), _positive(off, "off")
     A = np.full((n, n), off)
     np.fill_diagonal(A, on)
-    return A / A.sum(axis=1, keepdims=True)
+    return _normalised(A, "target_diagonal")
 
 
 def target_first_token(n, on=0.8, off=0.1):
@@ -93,18 +118,24 @@ def target_first_token(n, on=0.8, off=0.1):
     >>> target_first_token(3)[2]
     array([0.8, 0.1, 0.1])
     """
-    n = check_positive_int(n, "n")
+    n = _tokens(n)
     on, off = _positive(on, "on"), _positive(off, "off")
     A = np.full((n, n), off)
     A[:, 0] = on
-    return A / A.sum(axis=1, keepdims=True)
+    return _normalised(A, "target_first_token")
 
 
 def _gaussian_rows(n, centre_shift, width, what):
-    n = check_positive_int(n, "n")
+    n = _tokens(n)
     width = _positive(width, "width")
     pos = np.arange(n, dtype=float)
-    L = -((pos[None, :] - (pos[:, None] + centre_shift)) ** 2) / (2 * width**2)  # (n, n)
+    gap = pos[None, :] - (pos[:, None] + centre_shift)  # (n, n)
+    spread = 2 * np.float64(width) ** 2 if 1e-150 < width < 1e150 else None  # width**2 neither overflows nor underflows
+    if spread is not None:
+        L = -(gap ** 2) / spread  # (n, n)
+    else:
+        with np.errstate(over="ignore"):
+            L = -0.5 * (gap / width) ** 2  # the same, without squaring an extreme width first
     return _rows_from_logits(L, what)
 
 
@@ -148,11 +179,11 @@ def target_previous_flat(n, on=0.8, off=0.1):
     >>> target_previous_flat(3)[2]                 # 0.1, 0.8, 0.1 already sums to 1
     array([0.1, 0.8, 0.1])
     """
-    n = check_positive_int(n, "n")
+    n = _tokens(n)
     on, off = _positive(on, "on"), _positive(off, "off")
     A = np.full((n, n), off)
     A[np.arange(n), np.maximum(np.arange(n) - 1, 0)] = on
-    return A / A.sum(axis=1, keepdims=True)
+    return _normalised(A, "target_previous_flat")
 
 
 def target_distance_band(n, width=1.0):
@@ -168,10 +199,12 @@ def target_distance_band(n, width=1.0):
     >>> target_distance_band(3)[1].round(3)
     array([0.212, 0.576, 0.212])
     """
-    n = check_positive_int(n, "n")
+    n = _tokens(n)
     width = _positive(width, "width")
     pos = np.arange(n, dtype=float)
-    return _rows_from_logits(-np.abs(pos[None, :] - pos[:, None]) / width, "target_distance_band")
+    with np.errstate(over="ignore"):
+        L = -np.abs(pos[None, :] - pos[:, None]) / width  # (n, n)
+    return _rows_from_logits(L, "target_distance_band")
 
 
 def target_random(n, *, seed=0, concentration=1.0):
@@ -185,7 +218,7 @@ def target_random(n, *, seed=0, concentration=1.0):
     >>> A.shape, bool(np.allclose(A.sum(axis=1), 1))
     ((5, 5), True)
     """
-    n = check_positive_int(n, "n")
+    n = _tokens(n)
     alpha = _positive(concentration, "concentration")
     A = np.random.default_rng(check_count(seed, "seed")).dirichlet(np.full(n, alpha), size=n)
     if (A <= 0).any():
@@ -206,11 +239,11 @@ def target_causal_diagonal(n, on=0.8, off=0.1):
            [0.111, 0.889, 0.   ],
            [0.1  , 0.1  , 0.8  ]])
     """
-    n = check_positive_int(n, "n")
+    n = _tokens(n)
     on, off = _positive(on, "on"), _positive(off, "off")
     A = np.tril(np.full((n, n), off))
     np.fill_diagonal(A, on)
-    return A / A.sum(axis=1, keepdims=True)
+    return _normalised(A, "target_causal_diagonal")
 
 
 def causal_width_one_head(n, t, on=0.8, off=0.1):
@@ -244,12 +277,19 @@ def causal_width_one_head(n, t, on=0.8, off=0.1):
     >>> (q / np.log(8)).round(4)                 # log 8 / (10 - 1), log 8 / (100 - 10)
     array([0.    , 0.1111, 0.0111])
     """
-    n = check_positive_int(n, "n")
+    n = check_size(n, "n", high=2 ** 20)
     t = check_number(t, "t", low=1.0, low_open=True)
     on, off = _positive(on, "on"), _positive(off, "off")
+    if (n - 1) * np.log(t) > np.log(np.finfo(float).max) - 1:
+        raise ValueError(f"t={t:g} with n={n} gives keys up to t**{n - 1}, which overflows float64; use a smaller t "
+                         f"(at most about {np.exp((np.log(np.finfo(float).max) - 1) / max(n - 1, 1)):.4g} here)")
+    gap = on / off if np.isfinite(on / off) and on / off > 0 else None
     k = t ** np.arange(n, dtype=float)  # (n,)
     q = np.zeros(n)
-    q[1:] = np.log(on / off) / np.diff(k)  # (n - 1,)
+    with np.errstate(under="ignore"):
+        q[1:] = (np.log(gap) if gap is not None else np.log(on) - np.log(off)) / np.diff(k)  # (n - 1,)
+    if not (np.diff(k) > 0).all():
+        raise ValueError(f"t={t!r} is so close to 1 that neighbouring keys t**j are equal in float64; use a larger t")
     return q, k
 
 
@@ -260,6 +300,7 @@ def _as_target(A, name="target", *, causal=False):
     Every weight is above 0; with ``causal``, every weight on or below the
     diagonal is above 0 and every weight above it is exactly 0.
     """
+    causal = check_flag(causal, "causal")
     A = check_prob_rows(A, name, ndim=2, legend="(T, S)", positive=not causal)
     check_ndim(A, name, 2, "(T, S)", exact=True)
     if A.shape[0] == 0:
@@ -348,7 +389,7 @@ def centred_log_spectrum(A, *, tol=None):
     (1, True)
     """
     A = _as_target(A, "A")
-    L = np.log(A)  # (T, n)
+    L = np.log(A.astype(np.result_type(A, np.float32), copy=False))  # (T, n); float16 has no SVD: float32
     C = L - L.mean(axis=1, keepdims=True)  # log A (I - J/n), (T, n)
     if tol is None:
         tol = max(A.shape) * np.finfo(A.dtype).eps * float(np.abs(L).max())
@@ -594,9 +635,9 @@ def fit_scores(target, d_k, *, seed=0, restarts=4, spectral=True, causal=False):
     """
     causal, spectral = check_flag(causal, "causal"), check_flag(spectral, "spectral")
     A = _as_target(target, causal=causal)
-    d_k = check_positive_int(d_k, "d_k")
+    d_k = check_size(d_k, "d_k", high=MAX_N)
     seed = check_count(seed, "seed")
-    restarts = check_count(restarts, "restarts")
+    restarts = check_size(restarts, "restarts", low=0, high=1000)
     if not spectral and restarts == 0:
         raise ValueError("spectral=False needs restarts >= 1: with neither, there is no start to fit from")
     return _fit_cached(np.ascontiguousarray(A, dtype=np.float64).tobytes(), A.shape, d_k, seed, restarts,

@@ -10,11 +10,13 @@ behind the h sweep widget.
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import check_flag, check_positive_int
+from ._validate import check_flag, check_positive_int, check_size
 from .attention import multi_head_attention, split_heads
 
 __all__ = ["HSweepFrame", "HeadSplit", "divisors", "h_sweep_frames", "head_split"]
@@ -28,8 +30,9 @@ def divisors(d):
     >>> divisors(12)
     (1, 2, 3, 4, 6, 12)
     """
-    d = check_positive_int(d, "d")
-    return tuple(h for h in range(1, d + 1) if d % h == 0)
+    d = check_size(d, "d", high=2 ** 40)  # trial division up to sqrt(d): at most 2^20 steps
+    small = [h for h in range(1, math.isqrt(d) + 1) if d % h == 0]
+    return tuple(sorted(set(small + [d // h for h in small])))
 
 
 @dataclass(frozen=True)
@@ -90,7 +93,7 @@ def head_split(T, d, h, *, wrong=False):
     array([[0, 0, 0, 0],
            [1, 1, 1, 1]])
     """
-    T, d, h = (check_positive_int(v, n) for v, n in ((T, "T"), (d, "d"), (h, "h")))
+    T, d, h = (check_size(v, n, high=4096) for v, n in ((T, "T"), (d, "d"), (h, "h")))
     wrong = check_flag(wrong, "wrong")
     if d % h:
         raise ValueError(f"h={h} does not divide the width d={d}")

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import as_float_array, check_count, check_ndim, check_number, check_positive_int, check_prob_rows
+from ._validate import as_float_array, check_count, check_ndim, check_number, check_positive_int, check_prob_rows, check_size
 
 __all__ = ["head_entropy", "row_entropy", "perplexity_change", "perplexity_change_interval"]
 
@@ -117,7 +117,22 @@ def perplexity_change(nll, nll_base):
     0.0
     """
     nll, nll_base = _paired_losses(nll, nll_base)
-    return 100 * np.expm1(nll.mean(axis=-1) - nll_base.mean())
+    with np.errstate(over="ignore", invalid="ignore"):
+        gap = nll.mean(axis=-1) - nll_base.mean()  # (...,)
+        if not np.isfinite(gap).all():  # the means of huge float32 losses overflowed: take them in float64
+            gap = nll.mean(axis=-1, dtype=np.float64) - nll_base.mean(dtype=np.float64)
+        change = 100 * np.expm1(gap)
+    return _finite_change(change, gap)
+
+
+def _finite_change(change, gap):
+    """``change`` if every entry is finite; else the losses differ too much for a change in perplexity."""
+    if not np.isfinite(change).all():
+        worst = float(np.max(np.abs(np.asarray(gap, dtype=np.float64))))
+        raise ValueError(f"the mean losses differ by up to {worst:.3g} nats: the change in perplexity, "
+                         f"100 (e^gap - 1) per cent, is too large for {np.asarray(change).dtype}. Compare the mean "
+                         "losses themselves")
+    return change
 
 
 def _paired_losses(nll, nll_base):
@@ -153,7 +168,7 @@ def perplexity_change_interval(nll, nll_base, *, n_boot=1000, block=16, level=0.
         Lower and upper end, in per cent.
     """
     nll, nll_base = _paired_losses(nll, nll_base)
-    n_boot = check_positive_int(n_boot, "n_boot")
+    n_boot = check_size(n_boot, "n_boot", high=10 ** 6)
     N = nll_base.shape[0]
     block = min(check_positive_int(block, "block"), N)
     level = check_number(level, "level", low=0.0, high=1.0, low_open=True)
@@ -165,7 +180,10 @@ def perplexity_change_interval(nll, nll_base, *, n_boot=1000, block=16, level=0.
     picks = (starts[..., None] + np.arange(block)).reshape(n_boot, -1)[:, :N]  # (n_boot, N) token indices
     counts = np.zeros((n_boot, N))
     np.add.at(counts, (np.arange(n_boot)[:, None], picks), 1.0)  # how often each token was drawn
-    diff = nll - nll_base  # (..., N)
-    changes = 100 * np.expm1(diff @ counts.T / N)  # (..., N) @ (N, n_boot) -> (..., n_boot)
+    with np.errstate(over="ignore", invalid="ignore"):
+        diff = nll - nll_base  # (..., N)
+        gaps = diff @ counts.T / N  # (..., N) @ (N, n_boot) -> (..., n_boot)
+        changes = 100 * np.expm1(gaps)
+    _finite_change(changes, np.where(np.isfinite(gaps), gaps, np.inf))
     tail = (1 - level) / 2
     return np.moveaxis(np.quantile(changes, [tail, 1 - tail], axis=-1), 0, -1)  # (2, ...) -> (..., 2)

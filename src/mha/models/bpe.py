@@ -111,7 +111,8 @@ class ByteBPE:
 
     def __init__(self, tokens, merges, specials=()):
         for name, values in (("tokens", tokens), ("merges", merges), ("specials", specials)):
-            if isinstance(values, (str, bytes)) or not all(isinstance(t, str) for t in values):
+            if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__") \
+                    or not all(isinstance(t, str) for t in values):
                 raise TypeError(f"{name} must be a sequence of str")
         self.tokens = list(tokens)
         self.ids = {t: i for i, t in enumerate(self.tokens)}

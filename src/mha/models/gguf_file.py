@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._validate import as_index_array, check_ndim
+from .._validate import as_index_array, check_ndim, check_path
 
 __all__ = ["GGUFError", "TensorInfo", "GGUFFile", "read_gguf", "dequantize", "BLOCKS"]
 
@@ -294,4 +294,4 @@ def dequantize(raw, type_id) -> np.ndarray:
 
 def read_gguf(path) -> GGUFFile:
     """Open a GGUF file: read its metadata and map its tensors (no weights are read yet)."""
-    return GGUFFile(path)
+    return GGUFFile(check_path(path, file=True))

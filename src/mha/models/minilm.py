@@ -21,7 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .._validate import as_bool_mask, as_float_array, as_index_array, check_index, check_ndim, check_text
+from .._validate import (as_bool_mask, as_float_array, as_index_array, check_index, check_ndim, check_number,
+                         check_path, check_positive_int, check_text)
 from ..attention import (attention_steps, merge_heads, multi_head_attention, scaled_dot_product_attention,
                          split_heads)
 from ..heads import check_method, group_by_layer, remove_heads, without_each_head
@@ -200,7 +201,12 @@ class MiniLM:
         numbers do not depend on it (:mod:`mha.models._threads`).
     """
 
+    #: The head count all-MiniLM-L6-v2 was trained with. The tensors cannot tell it (a split into 6 heads of
+    #: 64 has the same shapes), so a config that says otherwise is refused rather than run with wrong heads.
+    TRAINED_HEADS = 12
+
     def __init__(self, tensors: dict, tokenizer: WordPiece, config: dict, threads=1):
+        _check_parts(tensors, tokenizer, config, self.TRAINED_HEADS)
         self.threads = check_threads(threads)
         self.h = int(config["num_attention_heads"])
         self.d = int(config["hidden_size"])
@@ -455,6 +461,57 @@ def _packed_mean_pool(Y, mask):
     return mean / np.maximum(np.linalg.norm(mean, axis=-1, keepdims=True), 1e-12)
 
 
+def _layer_shapes(d, ff):
+    """The shape of every tensor of one encoder layer, by its name after ``encoder.layer.i.``."""
+    a = "attention."
+    return {a + "self.query.weight": (d, d), a + "self.query.bias": (d,), a + "self.key.weight": (d, d),
+            a + "self.key.bias": (d,), a + "self.value.weight": (d, d), a + "self.value.bias": (d,),
+            a + "output.dense.weight": (d, d), a + "output.dense.bias": (d,), a + "output.LayerNorm.weight": (d,),
+            a + "output.LayerNorm.bias": (d,), "intermediate.dense.weight": (ff, d), "intermediate.dense.bias": (ff,),
+            "output.dense.weight": (d, ff), "output.dense.bias": (d,), "output.LayerNorm.weight": (d,),
+            "output.LayerNorm.bias": (d,)}
+
+
+def _check_parts(tensors, tokenizer, config, trained_heads):
+    """Refuse a config that contradicts the tensors (sizes, layers, heads), and tensors of the wrong shapes."""
+    if not isinstance(tensors, dict):
+        raise TypeError(f"tensors must be a dict of name -> array (load_safetensors), got {type(tensors).__name__}")
+    if not isinstance(tokenizer, WordPiece):
+        raise TypeError(f"tokenizer must be a WordPiece, got {type(tokenizer).__name__}")
+    if not isinstance(config, dict):
+        raise TypeError(f"config must be the dict of config.json, got {type(config).__name__}")
+    missing = [k for k in _CONFIG_KEYS if k not in config]
+    if missing:
+        raise ValueError(f"config lacks {missing}")
+    h, d, L = (check_positive_int(config[k], f"config[{k!r}]") for k in
+               ("num_attention_heads", "hidden_size", "num_hidden_layers"))
+    if d % h:
+        raise ValueError(f"config's num_attention_heads={h} must divide hidden_size={d}")
+    check_number(config.get("layer_norm_eps", 1e-12), "config['layer_norm_eps']", low=0.0, low_open=True)
+    if h != trained_heads:
+        raise ValueError(f"config says num_attention_heads={h}, but these weights were trained with {trained_heads} "
+                         f"heads of {d // trained_heads}: split another way, every head would read other columns")
+    e = "embeddings."
+    word = tensors.get(e + "word_embeddings.weight")
+    ff = tensors.get("encoder.layer.0.intermediate.dense.weight")
+    if word is None or ff is None:
+        raise ValueError("tensors lacks the tensor " + repr(e + "word_embeddings.weight" if word is None
+                                                          else "encoder.layer.0.intermediate.dense.weight"))
+    expected = {e + "word_embeddings.weight": (word.shape[0], d), e + "token_type_embeddings.weight": (2, d),
+                e + "position_embeddings.weight": (config["max_position_embeddings"], d),
+                e + "LayerNorm.weight": (d,), e + "LayerNorm.bias": (d,)}
+    for i in range(L):
+        expected.update({f"encoder.layer.{i}.{k}": v for k, v in _layer_shapes(d, ff.shape[0]).items()})
+    for name, shape in expected.items():
+        if name not in tensors:
+            raise ValueError(f"tensors lacks the tensor {name!r} (config: {L} layers of width {d})")
+        if tuple(np.shape(tensors[name])) != shape:
+            raise ValueError(f"tensor {name!r} has shape {tuple(np.shape(tensors[name]))}, but config says {shape} "
+                             f"(hidden_size={d})")
+    if any(k.startswith(f"encoder.layer.{L}.") for k in tensors):
+        raise ValueError(f"config says num_hidden_layers={L}, but the tensors hold more layers")
+
+
 def _config(path) -> dict:
     """The verified ``config.json``, with the numbers the model needs checked."""
     config = verified_json(path, FILES["config.json"], _CONFIG_KEYS)
@@ -487,7 +544,7 @@ def load(path=None, *, threads=1) -> MiniLM:
     sweeps run several layers' variants at once, with the same numbers.
     """
     threads = check_threads(threads)
-    folder = package_dir(PACKAGE) / "model" if path is None else Path(path)
+    folder = package_dir(PACKAGE) / "model" if path is None else Path(check_path(path))
     weights = verified_file(folder / "model.safetensors", FILES["model.safetensors"])
     config = _config(folder / "config.json")
     tokenizer = _vocabulary(folder / "vocab.txt")
@@ -495,5 +552,5 @@ def load(path=None, *, threads=1) -> MiniLM:
         return MiniLM(load_safetensors(weights), tokenizer, config, threads)
     except KeyError as err:
         raise weights_error(weights, f"lacks the tensor {err}") from None
-    except ValueError as err:  # a SafetensorsError, or tensors that do not fit the config and vocabulary
+    except (ValueError, TypeError) as err:  # a SafetensorsError, or tensors that do not fit the config and vocabulary
         raise weights_error(weights, f"does not fit the model ({err})") from None

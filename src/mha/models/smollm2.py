@@ -23,7 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validate import as_float_array, as_index_array, check_flag, check_index, check_ndim, check_number
+from .._validate import (as_float_array, as_index_array, check_flag, check_index, check_ndim, check_number,
+                         check_path)
 from ..attention import grouped_attention, merge_heads, split_heads
 from .._validate import check_layer
 from ..heads import ABLATIONS, ablate_heads, check_method, group_by_layer, remove_heads
@@ -51,6 +52,38 @@ def _metadata(gguf, key, kind):
     if value is None or isinstance(value, bool) or not isinstance(value, kind):
         raise GGUFError(f"{gguf.path}: the metadata entry {key!r} must be a {kind.__name__}, got {value!r:.60}")
     return value
+
+
+def _check_tensors(gguf, arch, L, d, h, g):
+    """Refuse metadata that contradicts the tensors: widths, layers, head counts (through ``d_k``), vocabulary."""
+    d_k = d // h
+    rope = gguf.metadata.get(f"{arch}.rope.dimension_count")
+    if isinstance(rope, int) and not isinstance(rope, bool) and rope != d_k:
+        raise GGUFError(f"{gguf.path}: head_count={h} gives heads of d/h = {d_k}, but the rotary embedding turns "
+                        f"{rope} dimensions per head: the head counts contradict the weights")
+    info = gguf.tensors
+    embd = info.get("token_embd.weight")
+    ff_info = info.get("blk.0.ffn_gate.weight")
+    if embd is None or ff_info is None:
+        raise GGUFError(f"{gguf.path}: lacks the tensor {'token_embd.weight' if embd is None else 'blk.0.ffn_gate.weight'}")
+    ff = ff_info.shape[0]
+    expected = {"token_embd.weight": (embd.shape[0], d), "output_norm.weight": (d,)}
+    for i in range(L):
+        expected.update({f"blk.{i}.attn_norm.weight": (d,), f"blk.{i}.attn_q.weight": (h * d_k, d),
+                         f"blk.{i}.attn_k.weight": (g * d_k, d), f"blk.{i}.attn_v.weight": (g * d_k, d),
+                         f"blk.{i}.attn_output.weight": (d, h * d_k), f"blk.{i}.ffn_norm.weight": (d,),
+                         f"blk.{i}.ffn_gate.weight": (ff, d), f"blk.{i}.ffn_up.weight": (ff, d),
+                         f"blk.{i}.ffn_down.weight": (d, ff)})
+    if "output.weight" in info:
+        expected["output.weight"] = (embd.shape[0], d)
+    for name, shape in expected.items():
+        if name not in info:
+            raise GGUFError(f"{gguf.path}: lacks the tensor {name!r} (metadata: {L} layers of width {d})")
+        if tuple(info[name].shape) != shape:
+            raise GGUFError(f"{gguf.path}: tensor {name!r} has shape {tuple(info[name].shape)}, but the metadata "
+                            f"(d={d}, h={h}, g={g}) says {shape}")
+    if any(k.startswith(f"blk.{L}.") for k in info):
+        raise GGUFError(f"{gguf.path}: block_count={L}, but the file holds more layers")
 
 
 def _pairs(remove):
@@ -189,6 +222,7 @@ class SmolLM2:
             raise GGUFError(f"{gguf.path}: L={self.L}, d={self.d}, h={self.h}, g={self.g}, context length "
                             f"{self.context_length}: need all >= 1, h dividing d and g dividing h")
         self.d_k = self.d // self.h
+        _check_tensors(gguf, arch, self.L, self.d, self.h, self.g)
         self.eps = float(_metadata(gguf, f"{arch}.attention.layer_norm_rms_epsilon", float))
         self.rope_base = float(_metadata(gguf, f"{arch}.rope.freq_base", float))
         tokens = _metadata(gguf, "tokenizer.ggml.tokens", list)
@@ -231,6 +265,16 @@ class SmolLM2:
         return ids[None] if ids.ndim == 1 else ids
 
     # ---- one layer ----------------------------------------------------------------------------
+    def _check_stream(self, x, w):
+        """``x`` as a finite (B, T, d) array and ``w`` a :class:`LayerWeights` (from :meth:`weights`)."""
+        if not isinstance(w, LayerWeights):
+            raise TypeError(f"w must be a layer's LayerWeights (model.weights(i)), got {type(w).__name__}")
+        x = as_float_array(x, "x")
+        if x.ndim != 3 or x.shape[-1] != self.d or 0 in x.shape:
+            raise ValueError(f"x must be the residual stream (B, T, d) with d = {self.d} and B, T >= 1, got shape "
+                             f"{x.shape}")
+        return x
+
     def attention_heads(self, x, w: LayerWeights):
         """The heads of one layer on ``x`` (B, T, d).
 
@@ -240,6 +284,7 @@ class SmolLM2:
             The head outputs side by side, before ``W^O``.
         A : ndarray, shape (B, h, T, T)
         """
+        x = self._check_stream(x, w)
         B, T, _ = x.shape
         a = rms_norm(x, w.attn_norm, self.eps).reshape(B * T, self.d)  # one big product per projection
         Q = split_heads((a @ w.W_Q).reshape(B, T, -1), self.h)  # (B, T, h*d_k) -> heads (B, h, T, d_k)
@@ -251,6 +296,7 @@ class SmolLM2:
 
     def feed_forward(self, x, w: LayerWeights):
         """``x + (SiLU(f W_gate) * (f W_up)) W_down`` with ``f = RMSNorm(x)``: (B, T, d) -> (B, T, d)."""
+        x = self._check_stream(x, w)
         f = rms_norm(x, w.ffn_norm, self.eps).reshape(-1, self.d)
         H = silu(f @ w.W_gate)
         H *= f @ w.W_up  # (n, d_ff)
@@ -409,6 +455,8 @@ class SmolLM2:
         if isinstance(methods, str) or not hasattr(methods, "__iter__"):
             raise TypeError(f"methods must be a sequence of names from {ABLATIONS}, got {methods!r:.60}")
         methods = [check_method(m) for m in methods]
+        if not methods:
+            raise ValueError(f"methods is empty: name at least one of {ABLATIONS}")
         keys = [(int(layer), int(head)) for layer, head in pairs]
         unique = list(dict.fromkeys(keys))
         if len(unique) < len(keys):  # a pair given twice is run once, so its rows are the same bit for bit
@@ -535,6 +583,6 @@ def load(path=None, *, noise_seed=None, threads=1) -> SmolLM2:
     if path is None:
         path = package_file(PACKAGE, FILENAME, SHA256)
     else:
-        path = verified_file(path, SHA256)
+        path = verified_file(check_path(path), SHA256)
     gguf = read_gguf(path)
     return SmolLM2(gguf, threads) if noise_seed is None else NoisySmolLM2(gguf, noise_seed, threads)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._validate import check_positive_int, check_text
+from .._validate import check_path, check_positive_int, check_text
 
 __all__ = ["WordPiece"]
 
@@ -93,7 +93,7 @@ class WordPiece:
     @classmethod
     def from_file(cls, path, **kwargs) -> "WordPiece":
         """Read a ``vocab.txt`` file: one token per line, the line number is the id."""
-        lines = Path(path).read_text(encoding="utf-8").split("\n")
+        lines = Path(check_path(path, file=True)).read_text(encoding="utf-8").split("\n")
         if lines and lines[-1] == "":
             lines.pop()
         return cls(lines, **kwargs)

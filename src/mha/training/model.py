@@ -32,11 +32,11 @@ import typing
 
 import numpy as np
 
-from .._validate import check_positive_int
-from .task import N_ENTRIES, N_SYMBOLS
+from .._validate import as_float_array, check_generator, check_positive_int, require_finite
+from .task import N_ENTRIES, N_SYMBOLS, check_batch, check_n_keys
 
-__all__ = ["DTYPE", "Workspace", "init_params", "loss_and_grads", "loss_and_grads_into", "param_shapes", "predict",
-           "unpack"]
+__all__ = ["DTYPE", "Workspace", "check_layout", "init_params", "loss_and_grads", "loss_and_grads_into",
+           "param_shapes", "predict", "unpack"]
 
 DTYPE = np.float32  # every model's weights and activations
 
@@ -50,14 +50,68 @@ def param_shapes(h, d, d_k, n_keys):
     ``E`` is one table of token embeddings: rows 0-15 the keys of entries,
     16-31 their values, then 16 rows for each asked slot (``32 + 16 j + k`` is
     key ``k`` named in slot ``j``). A token is the sum of its rows.
+    ``h`` must divide ``d``; ``d_k`` and ``n_keys`` (1 to 8) are positive.
+
+    Examples
+    --------
+    >>> param_shapes(2, 8, 4, 1)["W_V"]
+    (8, 8)
     """
+    h, d, d_k, n_keys = (check_positive_int(v, name) for v, name in ((h, "h"), (d, "d"), (d_k, "d_k"),
+                                                                      (n_keys, "n_keys")))
+    check_n_keys(n_keys)
+    if d % h:
+        raise ValueError(f"h={h} must divide the width d={d} (every head gets d_v = d/h value columns)")
     d_v = d // h
     return {"E": (2 * N_SYMBOLS + n_keys * N_SYMBOLS, d), "W_Q": (d, h * d_k), "W_K": (d, h * d_k),
             "W_V": (d, h * d_v), "W_O": (h * d_v, d), "R": (n_keys, d, N_SYMBOLS), "c": (n_keys, N_SYMBOLS)}
 
 
+def check_layout(shapes, h=None) -> int:
+    """Check that ``shapes`` is a layout of :func:`param_shapes` (of ``h`` heads, if given); return its size ``P``."""
+    if not isinstance(shapes, dict) or list(shapes) != _NAMES:
+        raise TypeError(f"shapes must be the dict of param_shapes(h, d, d_k, n_keys), with the names {_NAMES}; "
+                        f"got {shapes!r:.80}")
+    for name, shape in shapes.items():
+        if not isinstance(shape, tuple) or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 1
+                                                   for n in shape):
+            raise TypeError(f"shapes[{name!r}] must be a tuple of positive ints, got {shape!r:.60}")
+    d, n_keys, hd_k = shapes["E"][-1], shapes["c"][0], shapes["W_Q"][-1]
+    h0 = 1 if h is None else check_positive_int(h, "h")
+    what = f"for h = {h}" if h is not None else "of param_shapes(h, d, d_k, n_keys)"
+    if hd_k % h0 or d % h0 or shapes != param_shapes(h0, d, hd_k // h0, n_keys):
+        raise ValueError(f"shapes do not fit together as a layout {what}: got {shapes}")
+    return sum(math.prod(shape) for shape in shapes.values())
+
+
+_NAMES = ["E", "W_Q", "W_K", "W_V", "W_O", "R", "c"]
+
+
+def _check_theta(theta, shapes, h=None, *, finite=True):
+    """``theta`` as a float array ``(M, P)`` laid out by ``shapes`` (finite, unless it is to be written)."""
+    P = check_layout(shapes, h)
+    if not isinstance(theta, np.ndarray):
+        raise TypeError(f"theta must be a NumPy array (M, P) of the models' flat weights, got {type(theta).__name__}")
+    if theta.dtype.kind != "f":
+        raise TypeError(f"theta must hold floats (the models' flat weights), got dtype {theta.dtype} "
+                        f"with shape {theta.shape}")
+    if finite:
+        as_float_array(theta, "theta")
+    if theta.ndim != 2 or theta.shape[1] != P or theta.shape[0] == 0:
+        raise ValueError(f"theta must be (M, P) with P = {P} weights per model for these shapes, got {theta.shape}")
+    return theta
+
+
 def unpack(theta, shapes):
-    """Views of the flat weights ``theta`` ``(M, P)``, one ``(M, *shape)`` per name (writing one writes ``theta``)."""
+    """Views of the flat weights ``theta`` ``(M, P)``, one ``(M, *shape)`` per name (writing one writes ``theta``).
+
+    ``theta`` may be a gradient still to be written: its values are not checked, its shape and type are.
+    """
+    theta = _check_theta(theta, shapes, finite=False)
+    return _views(theta, shapes)
+
+
+def _views(theta, shapes):
     views, start = {}, 0
     for name, shape in shapes.items():
         size = math.prod(shape)
@@ -68,6 +122,14 @@ def unpack(theta, shapes):
 
 def init_params(rng, shapes, dtype=DTYPE):
     """Fresh weights of one model as a flat vector: embeddings N(0, 1), projections N(0, 1/fan_in), biases 0."""
+    check_generator(rng)
+    check_layout(shapes)
+    try:
+        dtype = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"dtype must be a float type such as np.float32, got {dtype!r:.60}") from None
+    if dtype.kind != "f":
+        raise TypeError(f"dtype must be a float type such as np.float32, got {dtype}")
     parts = []
     for name, shape in shapes.items():
         fan_in = 1 if name == "E" else shape[-2]  # a projection (..., fan_in, fan_out)
@@ -369,14 +431,20 @@ def loss_and_grads(theta, shapes, batch, h):
     loss : ndarray, shape (M,)
     grad : ndarray, shape (M, P)
     """
+    h = check_positive_int(h, "h")
+    theta = _check_theta(theta, shapes, h)
+    check_batch(batch, shapes["R"][0], theta.shape[0])
     grad = np.empty_like(theta)
-    return loss_and_grads_into(unpack(theta, shapes), unpack(grad, shapes), batch, check_positive_int(h, "h")), grad
+    with np.errstate(over="ignore", invalid="ignore"):
+        loss = loss_and_grads_into(_views(theta, shapes), _views(grad, shapes), batch, h)
+    require_finite(("the loss", loss), ("the gradient", grad))
+    return loss, grad
 
 
 def loss_and_grads_into(w, g, batch, hs, ws=None):
     """:func:`loss_and_grads` on views: the weights ``w``, and ``g`` into which the gradient is written.
 
-    The step a training run repeats; models with other head counts but
+    The step a training run repeats, unchecked (a run checks its setting once); models with other head counts but
     weights of the same shapes train side by side in it.
 
     Parameters
@@ -415,9 +483,18 @@ def loss_and_grads_into(w, g, batch, hs, ws=None):
 
 def predict(theta, shapes, batch, h):
     """Each model's answers ``(M, B, n_keys)``, losses per answer ``(M, B, n_keys)`` and query weights ``(M, B, h, 9)``."""
-    f = _forward(unpack(theta, shapes), batch, check_positive_int(h, "h"))
+    h = check_positive_int(h, "h")
+    theta = _check_theta(theta, shapes, h)
+    check_batch(batch, shapes["R"][0], theta.shape[0])
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _predict(theta, shapes, batch, h)
+
+
+def _predict(theta, shapes, batch, h):
+    f = _forward(_views(theta, shapes), batch, h)
     log_p = _log_softmax(f["logits"], axis=2)  # (M, n_keys, 16, B)
     losses = -np.take_along_axis(log_p, _t(batch.answers)[:, :, None], axis=2)[:, :, 0]  # (M, n_keys, B)
     answers = f["logits"].argmax(axis=2)  # (M, n_keys, B)
     weights = f["cache"]["A"][0]  # the one head count h: (M, h, 9, B)
+    require_finite(("the losses", losses), ("the weights", weights))
     return _t(answers), _t(losses), np.moveaxis(weights, -1, 1)  # (M, B, n_keys), (M, B, n_keys), (M, B, h, 9)

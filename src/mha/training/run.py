@@ -22,9 +22,9 @@ from dataclasses import dataclass
 import numpy as np
 from threadpoolctl import threadpool_limits  # the products here are tiny: BLAS threads cost more than they save
 
-from .._validate import check_count, check_counts, check_number, check_positive_int
+from .._validate import check_count, check_counts, check_number, check_positive_int, check_size
 from .model import Workspace, init_params, loss_and_grads_into, param_shapes, predict, unpack
-from .optim import PEAK_LR, WARMUP, adam_step, learning_rate
+from .optim import PEAK_LR, WARMUP, adam_update, learning_rates
 from .task import BATCH, N_ENTRIES, TEST_SIZE, LookupBatch, lookup_batch, test_set
 
 __all__ = ["LookupResult", "N_SAMPLES", "check_setting", "dictionary_lookup", "dictionary_lookups", "lookup_results",
@@ -86,10 +86,10 @@ class LookupResult:
 
 
 def _check_shape(h, d, d_k, n_keys):
-    h, d = check_positive_int(h, "h"), check_positive_int(d, "d")
+    h, d = check_positive_int(h, "h"), check_size(d, "d", high=4096)
     if d % h:
         raise ValueError(f"h={h} must divide the width d={d} (every head gets d_v = d/h value columns)")
-    d_k = d // h if d_k is None else check_positive_int(d_k, "d_k")
+    d_k = d // h if d_k is None else check_size(d_k, "d_k", high=4096)
     n_keys = check_positive_int(n_keys, "n_keys")
     if n_keys > N_ENTRIES:
         raise ValueError(f"n_keys={n_keys} asks for more keys than the {N_ENTRIES} entries hold")
@@ -179,7 +179,7 @@ def check_setting(h, d, d_k, n_keys, seeds, steps, lr):
     """
     h, d, d_k, n_keys = _check_shape(h, d, d_k, n_keys)
     seeds = check_counts(seeds, "seeds")
-    steps = check_positive_int(steps, "steps")
+    steps = check_size(steps, "steps", high=10 ** 7)
     lr = check_number(lr, "lr", low=0.0, low_open=True, high=1.0)
     return h, param_shapes(h, d, d_k, n_keys), seeds, steps, lr
 
@@ -216,11 +216,11 @@ def train_grid(hs, shapes, seeds, steps, lr):
     w, g = unpack(theta, shapes), unpack(grad, shapes)  # views, made once: the steps write theta and grad in place
     ws = Workspace(theta.shape[0], shapes["W_K"][1] + shapes["W_V"][1], shapes["W_Q"][1], hs, BATCH, theta.dtype)
     state, train_loss = {}, np.empty((theta.shape[0], steps))
-    warmup = min(WARMUP, max(steps - 1, 1))
+    rates = learning_rates(steps, peak=lr, warmup=min(WARMUP, max(steps - 1, 1)))  # the schedule, checked once
     with threadpool_limits(1, user_api="blas"):
         for step, batch in enumerate(_batches(seeds, steps, shapes["R"][0])):
             train_loss[:, step] = loss_and_grads_into(w, g, batch, hs, ws)
-            adam_step(theta, grad, state, learning_rate(step, steps=steps, peak=lr, warmup=warmup))
+            adam_update(theta, grad, state, rates[step])
     return theta, train_loss
 
 

@@ -18,7 +18,7 @@ import inspect
 
 import numpy as np
 
-from .._validate import check_count, check_number, check_positive_int
+from .._validate import check_count, check_number, check_positive_int, is_sequence
 from .model import DTYPE
 from .run import check_setting, dictionary_lookups, lookup_results, train_grid
 from .task import BATCH, N_ENTRIES
@@ -50,7 +50,7 @@ def head_sweep(hs, *, seed=0, processes=1, **setting):
     >>> [(r.h, r.d_k) for r in head_sweep((1, 4), n_keys=1, steps=3)]
     [(1, 16), (4, 4)]
     """
-    if isinstance(hs, (str, bytes)) or not hasattr(hs, "__iter__"):
+    if not is_sequence(hs):
         raise TypeError(f"hs must be a sequence of head counts, got {type(hs).__name__}")
     if "h" in setting or "seeds" in setting:
         raise TypeError("head_sweep takes the head counts as hs and one seed as seed, not h or seeds")
@@ -230,6 +230,8 @@ def lookup_sweep(settings, *, processes=1, job_bytes=JOB_BYTES):
     """
     if isinstance(settings, (str, bytes, dict)) or not hasattr(settings, "__iter__"):
         raise TypeError(f"settings must be a sequence of dicts of keyword arguments, got {type(settings).__name__}")
+    if not is_sequence(settings):
+        raise TypeError(f"settings must be a sequence of dicts of dictionary_lookup's arguments, got {settings!r:.60}")
     settings = [dict(s) if isinstance(s, dict) else s for s in settings]
     for i, s in enumerate(settings):
         if not isinstance(s, dict) or "h" not in s or set(s) - set(_SETTINGS):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._validate import check_labels
 from ..plotting import OKABE_ITO, escape_math
 
 __all__ = ["FIG_WIDTH", "PALETTE", "check_tokens", "colour", "label", "num", "parse_numbers"]
@@ -29,7 +30,7 @@ def check_tokens(tokens, n, what):
         return tuple(f"token {i + 1}" for i in range(n))
     if isinstance(tokens, str):
         raise TypeError(f"tokens must be a sequence of names, not one string ({tokens!r})")
-    tokens = tuple(str(t) for t in tokens)
+    tokens = tuple(check_labels(tokens, "tokens", numbers_too=True))
     if len(tokens) != n:
         raise ValueError(f"tokens must name each of the {n} {what}, got {len(tokens)}: {tokens}")
     return tokens

@@ -20,7 +20,7 @@ import ipywidgets as widgets
 import numpy as np
 from ipywidgets.widgets.widget_string import HTMLStyle
 
-from .._validate import as_float_array, check_flag, check_ndim, check_text
+from .._validate import as_float_array, check_flag, check_index, check_labels, check_ndim, check_text
 from ..heads import next_token_mass, position_mass, previous_token_mass
 from ..stats import head_entropy
 from .frames import caption_html, heatmap_frames
@@ -41,6 +41,7 @@ def head_captions(A, *, causal, first="the first token", layer_labels=None):
     check_ndim(A, "A", 4, "(L, h, T, T)", exact=True)
     L, h, T, _ = A.shape
     causal = check_flag(causal, "causal")
+    first = check_text(first, "first")
     names = _layer_names(layer_labels, L)
     neighbour = previous_token_mass(A) if causal else next_token_mass(A)  # (L, h)
     which = "previous" if causal else "next"
@@ -55,7 +56,8 @@ def head_captions(A, *, causal, first="the first token", layer_labels=None):
 
 
 def _layer_names(layer_labels, L):
-    names = [str(l) for l in range(L)] if layer_labels is None else [str(l) for l in layer_labels]
+    names = [str(l) for l in range(L)] if layer_labels is None else \
+        check_labels(layer_labels, "layer_labels", numbers_too=True)
     if len(names) != L:
         raise ValueError(f"layer_labels must name each of the L={L} layers of A, got {len(names)} names")
     return names
@@ -105,15 +107,13 @@ def head_browser(A, tokens, *, causal, intro="Attention maps: pick a layer and a
     A = as_float_array(A, "A")
     check_ndim(A, "A", 4, "(L, h, T, T)", exact=True)
     L, h, T, _ = A.shape
-    labels = [str(t) for t in tokens]
+    labels = check_labels(tokens, "tokens", numbers_too=True, chars_ok=True)
     if len(labels) != T:
         raise ValueError(f"tokens must name the T={T} positions of A {A.shape}, got {len(labels)} tokens")
-    try:
-        l0, i0 = (int(v) for v in start)
-    except (TypeError, ValueError):
-        raise TypeError(f"start must be a (layer, head) pair of integers, got {start!r:.60}") from None
-    if not (0 <= l0 < L and 0 <= i0 < h):
-        raise ValueError(f"start={start!r} must be a (layer, head) with layer < {L} and head < {h}")
+    if not isinstance(start, (tuple, list)) or len(start) != 2:
+        raise TypeError(f"start must be a (layer, head) pair of integers, got {start!r:.60}")
+    l0, i0 = check_index(start[0], "start's layer", L), check_index(start[1], "start's head", h)
+    intro = check_text(intro, "intro")
     names = _layer_names(layer_labels, L)
     captions = head_captions(A, causal=causal, first=check_text(first, "first"), layer_labels=names)
     pngs = heatmap_frames(A.reshape(L * h, T, T), labels, labels,

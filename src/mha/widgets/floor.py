@@ -49,7 +49,7 @@ SV_FLOOR = 1e-12  # singular values below this are drawn here (rounding, not str
 
 def named_target(name, n):
     """The target called ``name`` in :data:`TARGETS`, for ``n`` tokens."""
-    if name not in TARGETS:
+    if not isinstance(name, str) or name not in TARGETS:
         raise ValueError(f"name must be one of {', '.join(map(repr, TARGETS))}; got {name!r}")
     return TARGETS[name](check_positive_int(n, "n"))
 

@@ -27,10 +27,11 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from PIL import Image as PILImage
 
-from .._validate import as_float_array, check_index, check_ndim, check_number, check_positive_int
-from ..plotting import SEQUENTIAL, book_style, escape_math
+from .._validate import (as_float_array, check_index, check_labels, check_ndim, check_number, check_positive_int,
+                         check_text, is_sequence)
+from ..plotting import SEQUENTIAL, book_style, check_cmap, escape_math
 
-__all__ = ["FramePainter", "canvas_png", "caption_html", "frame_stack", "heatmap_frames", "slider_text_html"]
+__all__ = ["FramePainter", "canvas_png", "caption_html", "check_dom_class", "check_figsize", "frame_stack", "heatmap_frames", "slider_text_html"]
 
 
 def canvas_png(canvas):
@@ -40,6 +41,8 @@ def canvas_png(canvas):
     looks the same as a full-colour one (what ``Figure.savefig`` writes) at
     about a quarter of the bytes, and encodes faster.
     """
+    if not (hasattr(canvas, "get_width_height") and hasattr(canvas, "buffer_rgba")):
+        raise TypeError(f"canvas must be a drawn matplotlib Agg canvas (FigureCanvasAgg), got {type(canvas).__name__}")
     image = PILImage.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
     small = image.convert("RGB").quantize(64, method=PILImage.Quantize.FASTOCTREE, dither=PILImage.Dither.NONE)
     buf = io.BytesIO()
@@ -135,15 +138,21 @@ def heatmap_frames(maps, row_labels, col_labels, titles, *, figsize=(4.6, 4.2), 
     m, T, S = maps.shape
     if m == 0:
         raise ValueError(f"maps has no matrices (shape {maps.shape}); a frame stack needs at least one")
-    rows, cols, titles = (tuple(str(t) for t in seq) for seq in (row_labels, col_labels, titles))
+    rows, cols, titles = (tuple(check_labels(seq, name, numbers_too=True, chars_ok=name != "titles")) for seq, name in
+                          ((row_labels, "row_labels"), (col_labels, "col_labels"), (titles, "titles")))
     if (len(rows), len(cols), len(titles)) != (T, S, m):
         raise ValueError(f"maps has shape {maps.shape} = (m, T, S), so it needs {T} row labels, {S} column labels "
                          f"and {m} titles; got {len(rows)}, {len(cols)} and {len(titles)}")
     vmin, vmax = check_number(vmin, "vmin"), check_number(vmax, "vmax")
     if not vmin < vmax:
         raise ValueError(f"vmin must be below vmax, got vmin={vmin} and vmax={vmax}")
-    width, height = (check_number(v, "figsize", low=0.5, high=50.0) for v in figsize)
+    width, height = check_figsize(figsize)
     dpi = check_positive_int(dpi, "dpi")
+    if dpi > 600:
+        raise ValueError(f"dpi={dpi} is too large for a frame of a page (at most 600)")
+    check_cmap(cmap)
+    xlabel, ylabel, colorbar_label = (check_text(t, name) for t, name in
+                                      ((xlabel, "xlabel"), (ylabel, "ylabel"), (colorbar_label, "colorbar_label")))
     with book_style():
         fig = Figure(figsize=(width, height), dpi=dpi, layout="constrained")
         ax = fig.add_subplot()
@@ -163,17 +172,26 @@ def heatmap_frames(maps, row_labels, col_labels, titles, *, figsize=(4.6, 4.2), 
     return pngs
 
 
+def check_figsize(figsize, name: str = "figsize"):
+    """``figsize`` as ``(width, height)`` in inches, each from 0.5 to 50, or a clear error."""
+    if not isinstance(figsize, (tuple, list)) or len(figsize) != 2:
+        raise TypeError(f"{name} must be a (width, height) pair in inches, got {figsize!r:.60}")
+    return tuple(check_number(v, name, low=0.5, high=50.0) for v in figsize)
+
+
 def caption_html(text):
     """A frame's caption (its text alternative) as HTML, with d_k written as d with a subscript k.
 
     >>> caption_html("h = 2 < 3, d_k = 2")
     '<p>h = 2 &lt; 3, d<sub>k</sub> = 2</p>'
     """
-    return "<p>" + html.escape(str(text)).replace("d_k", "d<sub>k</sub>") + "</p>"
+    return "<p>" + html.escape(check_text(text)).replace("d_k", "d<sub>k</sub>") + "</p>"
 
 
 def _check_frames(frames, labels):
-    frames, labels = list(frames), [str(label) for label in labels]
+    if frames is None or not is_sequence(frames):
+        raise TypeError(f"frames must be a sequence of (png_bytes, caption) pairs, got {type(frames).__name__}")
+    frames, labels = list(frames), check_labels(labels, "labels", numbers_too=True)
     if not frames:
         raise ValueError("frames is empty: a frame stack needs at least one (png_bytes, caption) pair")
     if len(labels) != len(frames):
@@ -181,7 +199,16 @@ def _check_frames(frames, labels):
     for i, frame in enumerate(frames):
         if not (isinstance(frame, tuple) and len(frame) == 2 and isinstance(frame[0], bytes)):
             raise TypeError(f"frames[{i}] must be a (png_bytes, caption) pair, got {type(frame).__name__}")
+        check_text(frame[1], f"the caption of frames[{i}]")
     return frames, labels
+
+
+def check_dom_class(dom_class, name: str = "dom_class") -> str:
+    """``dom_class`` if it is one CSS class name (text without spaces, not empty), else a clear error."""
+    dom_class = check_text(dom_class, name)
+    if not dom_class or any(c.isspace() for c in dom_class):
+        raise ValueError(f"{name} must be one CSS class name, without spaces, got {dom_class!r:.60}")
+    return dom_class
 
 
 def slider_text_html(name, value_texts):
@@ -196,7 +223,8 @@ def slider_text_html(name, value_texts):
     >>> slider_text_html("heads h", ["h = 1", "h = 2"])
     '<span class="mha-slider-text" hidden data-name="heads h" data-values="[&quot;h = 1&quot;, &quot;h = 2&quot;]"></span>'
     """
-    values = json.dumps([str(v) for v in value_texts], ensure_ascii=False)
+    values = json.dumps(check_labels(value_texts, "value_texts", numbers_too=True), ensure_ascii=False)
+    name = check_text(name, "name")
     return (f'<span class="mha-slider-text" hidden data-name="{html.escape(str(name))}" '
             f'data-values="{html.escape(values)}"></span>')
 
@@ -236,7 +264,9 @@ def frame_stack(frames, labels, *, start, description, intro, dom_class, value_t
     """
     frames, labels = _check_frames(frames, labels)
     start = check_index(start, "start", len(frames))
-    value_texts = labels if value_texts is None else [str(v) for v in value_texts]
+    description, intro = check_text(description, "description"), check_text(intro, "intro")
+    dom_class = check_dom_class(dom_class)
+    value_texts = labels if value_texts is None else check_labels(value_texts, "value_texts", numbers_too=True)
     if len(value_texts) != len(frames):
         raise ValueError(f"value_texts must say each of the {len(frames)} stops, got {len(value_texts)} texts")
     shared = widgets.Layout()  # every frame's box and caption: one model on the page, not two per frame

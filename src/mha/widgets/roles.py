@@ -16,7 +16,7 @@ import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
 
-from .._validate import check_index, check_positive_int
+from .._validate import check_index, check_positive_int, is_sequence
 from ..examples import RoleExample, cat_sat_mat
 from ..head_roles import read_roles, row_arithmetic
 from ..plotting import book_style, text_colour
@@ -134,8 +134,8 @@ def _roles_page(png, caption, steps_row, titles, tokens):
 
 def _check_head_counts(hs, h_max):
     """The h slider's stops: distinct head counts, each dividing ``h_max``."""
-    if isinstance(hs, (str, bytes)) or not hasattr(hs, "__iter__"):
-        raise TypeError(f"hs must be a sequence of head counts, got {hs!r}")
+    if not is_sequence(hs):
+        raise TypeError(f"hs must be a sequence of head counts, got {hs!r:.60}")
     hs = tuple(check_positive_int(h, "hs entry") for h in hs)
     if not hs or len(set(hs)) != len(hs) or any(h_max % h for h in hs):
         raise ValueError(f"hs must be distinct head counts that divide the example's h = {h_max}, got {hs}")
@@ -177,7 +177,7 @@ def roles_explorer(example=None, hs=ROLE_HS, *, start_h=None, start_row=1):
     tokens = tuple(example.tokens)
     T = len(tokens)
     start_h = hs[0] if start_h is None else start_h
-    if start_h not in hs:
+    if isinstance(start_h, (bool, np.bool_)) or not isinstance(start_h, (int, np.integer)) or start_h not in hs:
         raise ValueError(f"start_h must be one of hs = {hs}, got {start_h!r}")
     start_row = check_index(start_row, "start_row", T)
     row_menu = widgets.Dropdown(options=[(f"{t}: {w}", t) for t, w in enumerate(tokens)], index=start_row,

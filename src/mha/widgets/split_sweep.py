@@ -17,7 +17,7 @@ import numpy as np
 from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 
-from .._validate import check_index, check_positive_int
+from .._validate import check_index, check_labels, check_positive_int
 from ..examples import WorkedExample, random_layer
 from ..plotting import book_style, text_colour
 from ..split_trace import h_sweep_frames
@@ -193,7 +193,7 @@ def _h_layer(tokens, d, seed):
     """The random layer of the h sweep, after checking its size."""
     if isinstance(tokens, str):
         raise TypeError(f"tokens must be a sequence of words, not one string ({tokens!r})")
-    tokens = tuple(tokens)
+    tokens = tuple(check_labels(tokens, "tokens"))
     _check_size(len(tokens), check_positive_int(d, "d"))
     return random_layer(tokens, d, seed=seed)
 

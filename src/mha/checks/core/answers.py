@@ -161,13 +161,18 @@ def pair(value, what: str = "your answer", example: str = "(first, second)"):
     """
     if is_unfinished(value):
         not_done()
-    if isinstance(value, (str, bytes, dict, set, frozenset)) or not hasattr(value, "__len__") \
+    if isinstance(value, (str, bytes, dict, set, frozenset, type)) or not hasattr(value, "__len__") \
             or not hasattr(value, "__getitem__") or (isinstance(value, np.ndarray) and value.ndim == 0):
-        wrong(f"{what} should be a pair {example}: two values in a tuple, a list or an array; "
-              f"got {safe_repr(value, 40)}.")
-    if len(value) != 2:
-        wrong(f"{what} should be a pair {example}: two values, got {len(value)}.")
-    first, second = value[0], value[1]
+        kind = f"the type {value.__name__} itself" if isinstance(value, type) else safe_repr(value, 40)
+        wrong(f"{what} should be a pair {example}: two values in a tuple, a list or an array; got {kind}.")
+    try:
+        n = len(value)
+        first, second = (value[0], value[1]) if n == 2 else (None, None)
+    except Exception as err:  # an object whose len() or indexing fails
+        wrong(f"{what} should be a pair {example}: two values in a tuple, a list or an array; got a "
+              f"{type(value).__name__} whose parts could not be read ({type(err).__name__}).")
+    if n != 2:
+        wrong(f"{what} should be a pair {example}: two values, got {n}.")
     if isinstance(value, np.ndarray) and value.ndim == 1:
         first, second = first.item(), second.item()
     if is_unfinished(first) or is_unfinished(second):

@@ -6,7 +6,10 @@ threads; an exercise author has no reason to edit it (messages live in
 
 * :func:`within` raises :class:`TimeUp` into code that runs past its time
   limit: on the main thread through SIGALRM (``setitimer``), off it through
-  a timer thread and ``ctypes.pythonapi.PyThreadState_SetAsyncExc``. Limits
+  a timer thread and ``ctypes.pythonapi.PyThreadState_SetAsyncExc``. On the
+  main thread, once the limit has passed, every line the learner's code runs
+  raises it again (a trace function, :func:`_escalate`), so a bare
+  ``except:`` in a loop cannot swallow it for good. Limits
   nest: an enclosing limit is paused while an inner one runs, so the
   learner's time does not count against the checker's own.
 * :func:`check_session` sets the limit of one check for this thread and
@@ -22,19 +25,25 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import math
 import numbers
 import signal
+import sys
 import threading
 import time
 
-__all__ = ["TIME_LIMIT", "TimeUp", "within", "check_session", "chosen_limit", "current_limit",
+__all__ = ["MAX_TIME_LIMIT", "TIME_LIMIT", "TimeUp", "within", "check_session", "chosen_limit", "current_limit",
            "reader_stopped", "is_ours"]
 
 #: Seconds the learner's code may run per call (and the checker's own work per check), unless
 #: :func:`~mha.checks.core.registry.check` or :func:`~mha.checks.core.registry.call_learner` is
 #: given another ``time_limit``. A constant: assigning it from outside changes nothing.
 TIME_LIMIT = 3.0
+
+#: The longest time limit a check accepts, in seconds; a larger ``time_limit`` (``1e308``,
+#: ``10**400``, ``inf``) is cut to it, so that a check still ends.
+MAX_TIME_LIMIT = 3600.0
 
 
 class TimeUp(BaseException):
@@ -57,15 +66,93 @@ def _alarms() -> list:
 def _on_alarm(signum, frame):
     alarms = _alarms()
     if alarms and alarms[-1].active:
+        _escalate(alarms[-1], frame)
         raise TimeUp()
+
+
+# ---- the escalation: once the limit has passed, every line of the learner's code raises TimeUp again
+_OURS = ("mha.checks.core", "contextlib")  # frames that must finish their cleanup undisturbed
+
+
+def _is_ours(frame) -> bool:
+    return str(frame.f_globals.get("__name__", "")).startswith(_OURS)
+
+
+def _tracer(frame, event, arg):
+    """While an expired alarm is active, raise :class:`TimeUp` at every line and call of code that is not ours.
+
+    CPython switches a trace function off when it raises, so each raise first
+    asks for :func:`_trace_again` to run at the next point where the
+    interpreter handles pending work: tracing is back on before the learner's
+    ``except`` block has run its first line.
+    """
+    if event not in ("line", "call"):
+        return _tracer
+    alarms = _alarms()
+    if not (alarms and alarms[-1].active and alarms[-1].expired) or _is_ours(frame):
+        return None
+    _SCHEDULE == None  # noqa: B015, E711 - asks for _trace_again, by a C call (see _SCHEDULE)
+    raise TimeUp  # the class, not TimeUp(): no call here at which the scheduled work could run
+
+
+def _trace_again(_):
+    """Turn the trace function back on, and trace the learner's frames again (a C callback: never raises)."""
+    try:
+        alarms = _alarms()
+        if alarms and alarms[-1].active and alarms[-1].expired:
+            _trace_frames(sys._getframe(1))
+    except BaseException:  # noqa: BLE001 - a time-up landing here is simply dropped: the next line raises again
+        pass
+    return 0
+
+
+def _trace_frames(frame):
+    """Trace this thread from now on, and the frames from ``frame`` up to the nearest of ours."""
+    sys.settrace(_tracer)
+    while frame is not None and not _is_ours(frame):
+        frame.f_trace = _tracer
+        frame.f_trace_lines = True
+        frame = frame.f_back
+
+
+_TRACE_AGAIN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)(_trace_again)  # kept alive here
+_ADD_PENDING_CALL = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)(
+    ("Py_AddPendingCall", ctypes.pythonapi))
+#: ``_SCHEDULE == None`` runs ``Py_AddPendingCall(_trace_again, NULL)``. A comparison, not a call: its
+#: ``__eq__`` is C code (a ``functools.partial`` of the C function), so no Python frame starts and the
+#: interpreter reaches no point where it runs pending work. :func:`_trace_again` therefore runs in the
+#: learner's code after the raise, not in :func:`_tracer` before it (where it would be undone at once).
+_SCHEDULE = type("_Schedule", (), {"__eq__": functools.partial(_ADD_PENDING_CALL, ctypes.cast(_TRACE_AGAIN, ctypes.c_void_p)),
+                                   "__hash__": None})()
+
+
+def _escalate(alarm, frame):
+    """Trace the learner's frames (those above the nearest of ours) and every frame they call."""
+    if alarm.expired and sys.gettrace() is _tracer:
+        return
+    if not alarm.expired:  # the first time: keep what to restore
+        alarm.expired = True
+        alarm.saved_trace = sys.gettrace()
+    _trace_frames(frame)  # again if CPython switched it off (a trace function that failed)
+
+
+def _deliver():
+    """Nothing: calling it lets a scheduled exception land here."""
+
+
+def _calm(alarm):
+    """Undo :func:`_escalate`: the trace function that was there before."""
+    if getattr(alarm, "expired", False):
+        alarm.expired = False
+        sys.settrace(alarm.saved_trace)
 
 
 class _SignalAlarm:
     """On the main thread: SIGALRM from ``setitimer`` raises :class:`TimeUp` at the next bytecode."""
 
     def __init__(self):
-        self.active, self.end = False, 0.0
-        self.handler = self.timer = None
+        self.active, self.end, self.expired = False, 0.0, False
+        self.handler = self.timer = self.saved_trace = None
 
     def install(self):
         self.handler = signal.signal(signal.SIGALRM, _on_alarm)
@@ -80,6 +167,7 @@ class _SignalAlarm:
     def disarm(self):
         self.active = False
         signal.setitimer(signal.ITIMER_REAL, 0)
+        _calm(self)
 
     def uninstall(self):
         signal.signal(signal.SIGALRM, self.handler)
@@ -97,7 +185,7 @@ class _ThreadAlarm:
     """
 
     def __init__(self):
-        self.active, self.end = False, 0.0
+        self.active, self.end, self.expired = False, 0.0, False
         self.thread = threading.get_ident()
         self.lock = threading.Lock()
         self.timer = None
@@ -129,7 +217,9 @@ class _ThreadAlarm:
         with self.lock:
             if self.timer is not None:
                 self.timer.cancel()
-            self._raise(ctypes.c_void_p(0))  # drop an alarm that is pending but not yet raised
+        # A TimeUp the timer scheduled but this thread has not raised yet lands in this call, and _stop catches
+        # it. (Clearing it through the C API instead leaves CPython's "something is pending" flag set for good.)
+        _deliver()
 
     def uninstall(self):
         pass
@@ -188,13 +278,20 @@ def current_limit() -> float:
 
 
 def chosen_limit(time_limit, default: float) -> float:
-    """``time_limit`` as a float when it is a positive number, else ``default``.
+    """``time_limit`` as a float when it is a positive number, at most :data:`MAX_TIME_LIMIT`; else ``default``.
 
     Odd values (zero, negative, NaN, text, ``True``) are refused quietly: a
-    check never raises.
+    check never raises. Larger values, infinity and integers too large for a
+    float included, are cut to :data:`MAX_TIME_LIMIT` (the time-up message says so).
     """
-    if isinstance(time_limit, numbers.Real) and not isinstance(time_limit, bool) and time_limit > 0:
-        return float(time_limit)
+    if isinstance(time_limit, numbers.Real) and not isinstance(time_limit, bool):
+        try:
+            if time_limit > MAX_TIME_LIMIT:
+                return MAX_TIME_LIMIT
+            if time_limit > 0:
+                return float(time_limit)
+        except (TypeError, ValueError, OverflowError):  # an odd Real subclass
+            return default
     return default
 
 

@@ -23,7 +23,8 @@ import warnings
 
 import numpy as np
 
-from .deadline import TIME_LIMIT, TimeUp, check_session, chosen_limit, current_limit, is_ours, reader_stopped, within
+from .deadline import (MAX_TIME_LIMIT, TIME_LIMIT, TimeUp, check_session, chosen_limit, current_limit, is_ours,
+                       reader_stopped, within)
 from .feedback import Feedback, Verdict, describe_error, is_unfinished, learner_text, not_done, safe_repr, short, wrong
 
 __all__ = ["checker", "labels", "checker_module", "check", "call_learner"]
@@ -102,7 +103,8 @@ def check(label: str, answer, *, time_limit: float | None = None) -> Verdict:
         The learner's value or function. ``...`` and ``None`` mean "not done yet".
     time_limit : float, optional
         Seconds the learner's code may run per call, and the checker's own
-        work may take; :data:`TIME_LIMIT` by default.
+        work may take; :data:`TIME_LIMIT` by default, at most
+        :data:`~mha.checks.core.deadline.MAX_TIME_LIMIT` (larger values are cut to it).
 
     Returns
     -------
@@ -140,7 +142,8 @@ def _run(label: str, func, answer, limit: float) -> Verdict:
         message = fb.message if isinstance(fb.message, str) else "your answer is not right yet."
         return Verdict(label, status, short(message, 600))
     except TimeUp:
-        return Verdict(label, "wrong", f"checking your answer took more than {limit:g} s. Something in it "
+        capped = " (the longest time limit a check allows)" if limit == MAX_TIME_LIMIT else ""
+        return Verdict(label, "wrong", f"checking your answer took more than {limit:g} s{capped}. Something in it "
                                        "never finishes: look for a loop that never ends.")
     return Verdict(label, "correct", text)
 
