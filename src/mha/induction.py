@@ -429,7 +429,10 @@ def copying_score(model, layer, head, ids):
     and the copying score is the mean of :math:`c_t` over positions and texts.
     It is in logits: positive when the head pushes up the token that followed
     the current one last time. It skips every later layer, so it measures the
-    head's direct path only.
+    head's direct path only. It measures copying (raising the token the head
+    attends to) only for a head that also attends to the token after the
+    earlier copy: a head that pushes up the next token without looking there
+    scores high too.
 
     ``model`` is the toy (layer 0 or 1, head 0; no final norm) or SmolLM2.
     :func:`copying_scores` gives every head, one number per text.

@@ -55,8 +55,8 @@ def break_toy(answer):
     compare(one_number(right, "'without_layer_1'"), expected["without_layer_1"], "'without_layer_1'", atol=1e-9,
             rounding_hint=False,
             mistakes=[(_n - 1, "'without_layer_1': without layer 1 the `previous` part stays at zero, so "
-                               "layer 2's keys hold nothing to match. What does a query do when every key "
-                               "scores the same?")],
+                               "layer 2's keys hold nothing to match: from position 1 on they all score the "
+                               "same. Which tokens then get the most weight, those seen once or twice?")],
             hint="Count the right guesses at positions 8 to 14 (the token at t + 1), after removing layer 1's output.")
     compare(one_number(offset, "'two_back'"), expected["two_back"], "'two_back'", atol=1e-9, rounding_hint=False,
             mistakes=[(1, "'two_back': that is the intact toy. Now `previous` at position s holds the token at "
@@ -95,7 +95,8 @@ def wrong_copy_check(answer):
                                "all tokens, not that token's logit."),
                       (scale / _V, "check the sign: the score is the next token's logit minus the mean.")],
             hint="Write what the head adds to each token's logit when it attends to the right key.")
-    return "the head still looks at the right key, but it now lowers the right token's score a little."
+    return ("the head still looks at the right key, but it now lowers the right token's score a little, "
+            "relative to the mean.")
 
 
 def prefix_matching_reference(A, ids):
