@@ -137,7 +137,10 @@ def same_token_mass(A, ids):
     """
     A = _self_attention(A)
     T = A.shape[-1]
-    ids = np.asarray(ids)
+    try:
+        ids = np.asarray(ids)
+    except (ValueError, TypeError) as err:
+        raise ValueError(f"ids could not be read as {T} integer token ids ({err})") from None
     if ids.shape != (T,) or not np.issubdtype(ids.dtype, np.integer):
         raise ValueError(f"ids must hold {T} integer token ids, one per position of A {A.shape}, "
                          f"got shape {ids.shape} and type {ids.dtype}")

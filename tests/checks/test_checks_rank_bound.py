@@ -86,7 +86,8 @@ def test_floor_distance_accepts_the_floor_in_any_numeric_form():
     (1, "rows are all alike"),
     (7, "Count the singular values"),
     (4.5, "whole number"),
-    (-1, "whole number"),
+    (-1, "cannot be negative"),
+    (-5, "cannot be negative"),
     ([5, 5], "one number"),
 ])
 def test_floor_distance_names_mistakes(answer, words):

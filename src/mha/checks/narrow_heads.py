@@ -34,7 +34,10 @@ def weights_for_q(q, keys=KEYS):
     >>> weights_for_q(0.0).round(3).tolist()
     [0.333, 0.333, 0.333]
     """
-    return softmax(np.multiply.outer(np.asarray(q, dtype=float), np.asarray(keys, dtype=float)), axis=-1)  # () -> (3,), (m,) -> (m, 3)
+    # Beyond |q| = 1e4 the weights are one-hot in float64 already (the gaps q (k_i - k_j) exceed 745), so
+    # clipping q there changes no weight and keeps q k finite for a q as large as 1e308.
+    q = np.clip(np.asarray(q, dtype=float), -1e4, 1e4)
+    return softmax(np.multiply.outer(q, np.asarray(keys, dtype=float)), axis=-1)  # () -> (3,), (m,) -> (m, 3)
 
 
 def _one_q(answer, what="your q"):

@@ -84,8 +84,10 @@ def floor_distance():
 def floor_distance_check(answer):
     """The least head width that reaches the band by distance exactly, for n = FLOOR_N tokens."""
     value = one_number(answer, "your d_k")
-    if value != round(value) or value < 0:
-        wrong(f"a head width is a whole number, got {value:g}.")
+    if value < 0:
+        wrong(f"a head width counts columns, so it cannot be negative; got {value:g}.")
+    if value != round(value):
+        wrong(f"a head width is a whole number of columns, got {value:g}.")
     d_k, right = int(round(value)), floor_distance()
     if d_k == right:
         return (f"d_k = {right}: log A is minus the distances |i - j| plus one constant per row. The distances "
@@ -159,9 +161,9 @@ def causal_leaders(answer):
     if abs(q - np.log(10.0)) < CAUSAL_TOL:
         wrong("that q would be the answer if a row saw endlessly many earlier tokens (x + x^2 + ... = 1/9 "
               "gives x = 0.1). The last row sees only four.")
-    own = _own_weights(q)
-    if q > right:
+    if q > right:  # decided before any weights are computed, so a huge q cannot overflow them
         wrong(f"with that q every token puts at least {CAUSAL_SELF} on itself, but a smaller q works too. "
               "Which row decides, and for which q does it hold exactly 0.9?")
+    own = _own_weights(q)
     r = int(np.argmin(own))
     wrong(f"with that q, token {r} puts only {near_threshold(own[r], CAUSAL_SELF, 4)} of its weight on itself.")
