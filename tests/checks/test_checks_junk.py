@@ -20,7 +20,7 @@ from mha.checks import check, checker_module, labels
 from mha.checks.core import deadline
 
 LIMIT = 0.3  # seconds: the learner's time limit here (and the checker's own)
-SLACK = 1.5  # seconds a verdict may take beyond the limit on a busy machine
+SLACK = 4.0  # seconds a verdict may take beyond the limit on a busy machine (a full run at load 10 on 2 cores once needed more than 1.5)
 
 OWNED_ELSEWHERE = {"mha.checks.how_many_heads"}  # one known fallback left: ex-lookup-variant with an edited LookupResult
 
