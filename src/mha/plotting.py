@@ -76,6 +76,8 @@ def heatmap(A, row_labels, col_labels, *, ax=None, title=None, vmin=0.0, vmax=1.
     Parameters
     ----------
     A : array_like, shape (n_rows, n_cols)
+        Finite numbers; NaN marks a cell that is not shown (drawn in the colour map's
+        "bad" colour, with no annotation), e.g. a masked score.
     row_labels, col_labels : sequence of str
         Token (or other) names for the rows and columns.
     ax : matplotlib Axes, optional
@@ -89,8 +91,13 @@ def heatmap(A, row_labels, col_labels, *, ax=None, title=None, vmin=0.0, vmax=1.
     -------
     matplotlib.image.AxesImage
     """
-    A = as_float_array(A, "A")
+    try:
+        hidden = np.isnan(np.asarray(A, dtype=float))  # NaN marks a cell not shown (drawn in the cmap's "bad" colour)
+    except (TypeError, ValueError, OverflowError):
+        hidden = False  # as_float_array below says what is wrong
+    A = as_float_array(np.where(hidden, 0.0, A) if np.any(hidden) else A, "A")
     check_ndim(A, "A", 2, "(n_rows, n_cols)", exact=True)
+    A = np.where(hidden, np.nan, A)
     row_labels = check_labels(row_labels, "row_labels", numbers_too=True, chars_ok=True)
     col_labels = check_labels(col_labels, "col_labels", numbers_too=True, chars_ok=True)
     if len(row_labels) != A.shape[0] or len(col_labels) != A.shape[1]:
@@ -123,6 +130,8 @@ def heatmap(A, row_labels, col_labels, *, ax=None, title=None, vmin=0.0, vmax=1.
         ax.set_title(title)
     if annotate:
         for (r, c), value in np.ndenumerate(A):
+            if np.isnan(value):
+                continue
             colour = text_colour(im.cmap(im.norm(value)))
             ax.text(c, r, fmt.format(value), ha="center", va="center", color=colour, fontsize=9)
     if colorbar:
