@@ -15,10 +15,15 @@ Jupyter Book adds every ``.js``/``.css`` under every ``html_static_path`` entry 
   binds them to a hidden duplicate; see the file), and names the search and colour-mode buttons
   after what they show.
 
-It also fixes two bits of markup in every page body (``BODY_FIXES``).
+It also fixes two bits of markup in every page body (``BODY_FIXES``), and takes sphinx-thebe's
+scripts, stylesheet and configuration off every page (``drop_thebe``): Jupyter Book always loads
+that extension, but the book has no Live Code (thebe 0.8's ipywidgets 7 front end cannot show the
+book's ipywidgets 8 widgets; see the README), so its loader and its configuration (which names a
+stranger's Binder repository) were dead weight.
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -50,9 +55,30 @@ def fix_body(app, pagename, templatename, context, doctree):
         context["body"] = body
 
 
+# sphinx-thebe's page configuration, appended to every doctree (sphinx_thebe.update_thebe_context).
+_THEBE_BODY = re.compile(r'\s*<script type="text/x-thebe-config">.*?</script>\s*'
+                         r"(?:<script>kernelName = '[^']*'</script>\s*)?", re.S)
+
+
+def _is_thebe(asset) -> bool:
+    return "thebe" in (getattr(asset, "filename", "") or "").lower() \
+        or "THEBE" in (getattr(asset, "attributes", {}) or {}).get("body", "")
+
+
+def drop_thebe(app, pagename, templatename, context, doctree):
+    """Take sphinx-thebe's loader, stylesheet, inline settings and page configuration off the page."""
+    for key in ("script_files", "css_files"):
+        if key in context:
+            context[key] = [asset for asset in context[key] if not _is_thebe(asset)]
+    body = context.get("body")
+    if body and "x-thebe-config" in body:
+        context["body"] = _THEBE_BODY.sub("\n", body)
+
+
 def setup(app):
     app.connect("config-inited", _add_static_path)
     app.connect("html-page-context", fix_body)
+    app.connect("html-page-context", drop_thebe, priority=950)
     app.add_css_file(CSS)
     for js in JS:
         app.add_js_file(js, defer="defer")
