@@ -4,7 +4,9 @@
 //   is announced in a polite live region of the widget (announce);
 // * a slider gets a name and its stop as text (nameSlider), in words ("d k", not "d_k");
 // * a slider's readout is plain text: ipywidgets makes it an editable tab stop that accepts any
-//   text and does nothing with it on a page without a kernel (readOnly);
+//   text and does nothing with it on a page without a kernel (readOnly). The book's sliders hide
+//   it and show a read-only readout beside them (mha.widgets.frames.readout_row), which also holds
+//   in JupyterLab, where this script does not run; this stays for any other slider;
 // * a row of toggle buttons is a named group, and each button says its group and whether it is
 //   pressed ("layer 3", aria-pressed) (nameToggles).
 (function () {
@@ -105,8 +107,12 @@
         if (index >= 0 && index < values.length) return values[index];
       } catch (err) { /* fall back to the readout */ }
     }
+    // the read-only readout beside the slider (mha.widgets.frames.readout_row: a Stack, which holds
+    // only the stop shown), else ipywidgets' own. (No checkVisibility here: it lays the page out.)
+    var row = handle.closest(".mha-slider-row");
+    var shown = row ? row.querySelector(".mha-readout .widget-html-content") : null;
     var slider = handle.closest(".widget-slider, .widget-hslider, .widget-vslider");
-    var readout = slider ? slider.querySelector(".widget-readout") : null;
+    var readout = shown || (slider ? slider.querySelector(".widget-readout") : null);
     return readout ? readout.textContent.trim() : "";
   }
 
@@ -127,6 +133,12 @@
     nameSlider(handle);
     new MutationObserver(function () { nameSlider(handle); })
       .observe(handle, { attributes: true, attributeFilter: ["aria-valuenow", "aria-valuetext"] });
+    // the readout beside the slider follows it a moment later (a Stack linked in the browser)
+    var row = handle.closest(".mha-slider-row");
+    if (row) {
+      new MutationObserver(function () { nameSlider(handle); })
+        .observe(row, { childList: true, subtree: true, characterData: true });
+    }
   }
 
   function scan(node) {
