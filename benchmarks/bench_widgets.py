@@ -92,7 +92,7 @@ def live_q():
 
 def live_h(d=12, tokens=("the", "cat", "sat", "down")):
     box = widgets.h_sweep_live(d=d, tokens=tokens)
-    h = box.children[3]
+    h = box.children[3].children[0]  # the slider, beside its readout
     stops = list(h.options)
     return live_ms(lambda i: setattr(h, "value", stops[i % len(stops)]), range(1, UPDATES + 1))
 

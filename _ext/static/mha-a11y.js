@@ -4,7 +4,9 @@
 //   is announced in a polite live region of the widget (announce);
 // * a slider gets a name and its stop as text (nameSlider), in words ("d k", not "d_k");
 // * a slider's readout is plain text: ipywidgets makes it an editable tab stop that accepts any
-//   text and does nothing with it on a page without a kernel (readOnly);
+//   text and does nothing with it on a page without a kernel (readOnly). The book's sliders hide
+//   it and show a read-only readout beside them (mha.widgets.frames.readout_row), which also holds
+//   in JupyterLab, where this script does not run; this stays for any other slider;
 // * a row of toggle buttons is a named group, and each button says its group and whether it is
 //   pressed ("layer 3", aria-pressed) (nameToggles).
 (function () {
@@ -105,8 +107,12 @@
         if (index >= 0 && index < values.length) return values[index];
       } catch (err) { /* fall back to the readout */ }
     }
+    // the read-only readout beside the slider (mha.widgets.frames.readout_row: a Stack, which holds
+    // only the stop shown), else ipywidgets' own. (No checkVisibility here: it lays the page out.)
+    var row = handle.closest(".mha-slider-row");
+    var shown = row ? row.querySelector(".mha-readout .widget-html-content") : null;
     var slider = handle.closest(".widget-slider, .widget-hslider, .widget-vslider");
-    var readout = slider ? slider.querySelector(".widget-readout") : null;
+    var readout = shown || (slider ? slider.querySelector(".widget-readout") : null);
     return readout ? readout.textContent.trim() : "";
   }
 
@@ -127,10 +133,17 @@
     nameSlider(handle);
     new MutationObserver(function () { nameSlider(handle); })
       .observe(handle, { attributes: true, attributeFilter: ["aria-valuenow", "aria-valuetext"] });
+    // the readout beside the slider follows it a moment later (a Stack linked in the browser)
+    var row = handle.closest(".mha-slider-row");
+    if (row) {
+      new MutationObserver(function () { nameSlider(handle); })
+        .observe(row, { childList: true, subtree: true, characterData: true });
+    }
   }
 
   function scan(node) {
-    if (node.nodeType !== 1) return;
+    // (MathJax adds thousands of nodes as it typesets: none of them is a widget)
+    if (node.nodeType !== 1 || node.tagName.lastIndexOf("MJX", 0) === 0) return;
     if (node.tagName === "IMG") {
       if (node.closest(".jupyter-widgets")) describe(node);
       return;
@@ -144,10 +157,27 @@
     node.querySelectorAll(".jupyter-widgets .widget-toggle-buttons").forEach(nameToggles);
   }
 
+  // The page changes in bursts: the widget manager builds each widget node by node, and MathJax
+  // replaces hundreds of formulas. Scanning each added node cost up to 1.6 s on chapter 12 with the
+  // CPU slowed 4x; instead, scan the page once per frame in which something other than a formula
+  // was added (every step above is idempotent).
+  var queued = false;
+  function queue() {
+    if (queued) return;
+    queued = true;
+    window.requestAnimationFrame(function () { queued = false; scan(document.body); });
+  }
+
   function start() {
     scan(document.body);
     new MutationObserver(function (records) {
-      records.forEach(function (record) { record.addedNodes.forEach(scan); });
+      for (var i = 0; i < records.length; i++) {
+        var nodes = records[i].addedNodes;
+        for (var j = 0; j < nodes.length; j++) {
+          var node = nodes[j];
+          if (node.nodeType === 1 && node.tagName.lastIndexOf("MJX", 0) !== 0) { queue(); return; }
+        }
+      }
     }).observe(document.body, { childList: true, subtree: true });
   }
 

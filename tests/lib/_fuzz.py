@@ -21,6 +21,7 @@ import math
 import signal
 import warnings
 
+import ipywidgets
 import numpy as np
 
 import mha
@@ -194,6 +195,8 @@ def _cases():
         "frames.caption_html": (frames.caption_html, lambda: (("h = 2, d_k = 2",), {})),
         "frames.check_dom_class": (frames.check_dom_class, lambda: (("mha-x",), {})),
         "frames.check_figsize": (frames.check_figsize, lambda: (((2.0, 1.5),), {})),
+        "frames.readout_row": (frames.readout_row, lambda: ((ipywidgets.SelectionSlider(options=[("a", 0), ("b", 1)]),
+                                                               ["a", "b"]), {})),
         "frames.slider_text_html": (frames.slider_text_html, lambda: (("heads", ["h = 1", "h = 2"]), {})),
         "frames.frame_stack": (frames.frame_stack, lambda: (([(b"png", "one"), (b"png", "two")], ["1", "2"]),
                                                             dict(start=0, description="d", intro="i",

@@ -53,12 +53,12 @@ def test_static_explorer_links_both_pickers_and_stays_small():
     box = fw.floor_explorer(names=["first token", "band by distance"], sizes=(3, 5), start_name="first token",
                             start_n=5)
     assert {"mha-sweep", "mha-floor"} <= set(box._dom_classes)
-    menu, slider, outer = box.children[1:]
+    menu, (slider, readout), outer = box.children[1], box.children[2].children, box.children[3]
     assert len(outer.children) == 2 and all(len(inner.children) == 2 for inner in outer.children)
     assert outer.selected_index == 0 and outer.children[0].selected_index == 1
     state = embed_data(views=[box], state=dependency_state(box))["manager_state"]["state"]  # this box only
     links = _links(state)
-    assert len(links) == 3  # the menu to the outer stack, the slider to each inner stack
+    assert len(links) == 4  # the menu to the outer stack, the slider to each inner stack and its readout
     pictures = {frame.children[0].value for inner in outer.children for frame in inner.children}
     assert len(pictures) == 4  # every (target, n) has its own picture
     assert len(json.dumps(state)) < 120_000

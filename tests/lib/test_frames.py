@@ -34,7 +34,7 @@ def tiny_png(i):
 
 def page_state(box):
     """The widget state as a page stores it (every key, defaults too) and its JSON size."""
-    slider = box.children[1]
+    slider = box.children[1].children[0]
     links = [w for w in list(_instances.values()) if isinstance(w, Link) and w.source[0] is slider]
     data = embed_data(views=[box], state=dependency_state([box, *links], drop_defaults=False),
                       drop_defaults=False)
@@ -140,11 +140,16 @@ def stack_of(n, **kwargs):
 
 def test_frame_stack_structure_and_link():
     box = stack_of(3, start=1)
-    intro, slider, stack = box.children
+    intro, row, stack = box.children
+    slider, readout = row.children
     assert {"mha-sweep", "mha-test"} <= set(box._dom_classes)
-    assert slider.index == stack.selected_index == 1 and len(stack.children) == 3
-    (link,) = [w for w in list(_instances.values()) if isinstance(w, Link) and w.source[0] is slider]
-    assert link.source == (slider, "index") and link.target == (stack, "selected_index")
+    assert slider.index == stack.selected_index == readout.selected_index == 1 and len(stack.children) == 3
+    links = [w for w in list(_instances.values()) if isinstance(w, Link) and w.source[0] is slider]
+    assert {link.source for link in links} == {(slider, "index")}
+    assert {link.target for link in links} == {(stack, "selected_index"), (readout, "selected_index")}
+    # the slider's own readout (an editable box) is hidden; its stops are read-only text beside it
+    assert not slider.readout and "mha-readout" in readout._dom_classes and "mha-slider-row" in row._dom_classes
+    assert [page.value for page in readout.children] == ["0", "1", "2"]
     image, caption = stack.children[2].children
     assert bytes(image.value) == tiny_png(2) and caption.value == "<p>frame 2 of the test</p>"
 
@@ -156,16 +161,17 @@ def test_frames_share_their_layouts():
     assert len({id(page.children[0].layout) for page in pages}) == 1
     state, _ = page_state(box)
     layouts = [m for m in state.values() if m["model_name"] == "LayoutModel"]
-    assert len(layouts) <= 6  # a fixed number, however many frames
+    assert len(layouts) <= 8  # a fixed number, however many frames (2 for the slider's row and readout)
 
 
 def test_page_state_grows_slowly_with_the_frames():
     _, small = page_state(stack_of(10))
     _, large = page_state(stack_of(60))
     per_frame = (large - small) / 50 - len(base64.b64encode(tiny_png(0)))  # less the PNG itself
-    # An Image, an HTML caption and their VBox, stored with every key; without the shared
-    # Layout each frame would add two more Layout models (about 1.1 KB each).
-    assert per_frame < 2600, per_frame
+    # An Image, an HTML caption and their VBox, and the stop's readout (an HTML), stored with every
+    # key; without the shared Layout and style each frame would add three more Layout models (about
+    # 1.1 KB each) and a style.
+    assert per_frame < 3100, per_frame
 
 
 def test_widgets_re_exports_are_the_frames_functions():

@@ -1,5 +1,6 @@
 """Tests of mha.widgets: the static sweeps (frames, jslink, PNGs) and the live ones."""
 
+import html
 import json
 
 import ipywidgets
@@ -20,9 +21,16 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 def parts(box):
-    """(intro, slider, stack) of a static sweep."""
-    intro, slider, stack = box.children
+    """(intro, slider, stack) of a static sweep (the slider sits in a row beside its readout)."""
+    intro, row, stack = box.children
+    slider, readout = row.children
+    assert "mha-slider-row" in row._dom_classes and "mha-readout" in readout._dom_classes
     return intro, slider, stack
+
+
+def readout_of(box):
+    """The read-only readout beside a static sweep's slider: one HTML per stop, in a Stack."""
+    return box.children[1].children[1]
 
 
 def frames(box):
@@ -61,9 +69,14 @@ def test_static_sweep_structure(built, name, dom_class, count):
     assert len(slider.options) == len(stack.children) == count
     assert slider.index == stack.selected_index
     assert slider.description and intro.value  # accessible names
-    (link,) = links_of(slider)
-    assert isinstance(link, Link)  # jslink: runs in the browser, no kernel needed
-    assert link.source == (slider, "index") and link.target == (stack, "selected_index")
+    readout = readout_of(box)
+    links = links_of(slider)
+    assert all(isinstance(link, Link) for link in links)  # jslink: runs in the browser, no kernel needed
+    assert {link.source for link in links} == {(slider, "index")}
+    assert {link.target for link in links} == {(stack, "selected_index"), (readout, "selected_index")}
+    # the slider's own readout is an editable box: hidden; the stop's text is shown read-only beside it
+    assert not slider.readout and readout.selected_index == slider.index
+    assert [page.value for page in readout.children] == [html.escape(label) for label, _ in slider.options]
 
 
 @pytest.mark.parametrize("name", ["q", "h", "h4", "dk"])
@@ -207,13 +220,14 @@ def test_dk_sweep_live_fits_a_typed_target():
 
 def test_h_sweep_live_takes_a_new_sentence():
     box = widgets.h_sweep_live(d=6, tokens=("a", "b"))
-    _, sentence, width, h, message, image, caption = box.children
+    _, sentence, width, (h, readout), message, image, caption = box.children[:3] + (box.children[3].children,) + box.children[4:]
     assert list(h.options) == [1, 2, 3, 6]
     h.value = 3
     assert "h = 3" in caption.value
     first = bytes(image.value)
     sentence.value = "one two three"
     assert bytes(image.value) != first and "positions 0 to 2 all hold numbers of “one”" in caption.value
+    assert readout.value == "3"  # the read-only readout follows the slider
     width.value = 4
     assert list(h.options) == [1, 2, 4]
 
@@ -249,7 +263,7 @@ def test_escaped_labels_render_as_the_token():
 
 def test_live_boxes_take_dollar_tokens():
     box = widgets.h_sweep_live(d=4, tokens=("a", "b"))
-    _, sentence, width, h, message, image, caption = box.children
+    _, sentence, width, (h, _), message, image, caption = box.children[:3] + (box.children[3].children,) + box.children[4:]
     first = bytes(image.value)
     sentence.value = "$\\frac{$ $x^$ ok"
     h.value = 2
@@ -331,13 +345,13 @@ def roles_box():
 
 def test_roles_explorer_links_both_pickers_to_nested_stacks(roles_box):
     assert {"mha-sweep", "mha-roles"} <= set(roles_box._dom_classes)
-    intro, h, row, outer = roles_box.children
+    intro, (h, readout), row, outer = roles_box.children[0], roles_box.children[1].children, *roles_box.children[2:]
     assert isinstance(h, ipywidgets.SelectionSlider) and isinstance(row, ipywidgets.Dropdown)
     assert h.description and row.description and [label for label, _ in h.options] == ["4 heads", "2 heads", "1 head"]
     assert [label for label, _ in row.options][:2] == ["0: the", "1: cat"]
     assert isinstance(outer, ipywidgets.Stack) and len(outer.children) == 3
-    (h_link,) = links_of(h)
-    assert h_link.target == (outer, "selected_index")
+    assert {link.target for link in links_of(h)} == {(outer, "selected_index"), (readout, "selected_index")}
+    assert [page.value for page in readout.children] == ["4 heads", "2 heads", "1 head"] and not h.readout
     row_links = links_of(row)
     assert {link.target[0] for link in row_links} == set(outer.children)  # every inner stack follows the menu
     assert all(len(inner.children) == 8 and inner.selected_index == row.index for inner in outer.children)
@@ -380,9 +394,9 @@ def test_roles_tables_hold_the_library_s_numbers(roles_box):
 
 
 def test_roles_state_is_bounded(roles_box):
-    _, h, row, _ = roles_box.children
+    h, row = roles_box.children[1].children[0], roles_box.children[2]
     data = embed_data(views=[roles_box], state=dependency_state([roles_box, *links_of(h), *links_of(row)]))
-    assert sum(m["model_name"] == "LinkModel" for m in data["manager_state"]["state"].values()) == 4
+    assert sum(m["model_name"] == "LinkModel" for m in data["manager_state"]["state"].values()) == 5
     assert len(json.dumps(data)) <= 600_000
 
 

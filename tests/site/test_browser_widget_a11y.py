@@ -40,36 +40,54 @@ def _open(open_page, site_dir, path, viewport=(1280, 900)):
     return visit
 
 
+_READOUTS_JS = """() => {
+  const shown = el => el.checkVisibility();
+  return {
+    // ipywidgets' own readouts: hidden by the book's sliders (readout=False), read-only elsewhere
+    editable: Array.from(document.querySelectorAll('.jupyter-widgets .widget-readout'))
+      .filter(r => shown(r) && r.isContentEditable).length,
+    // the book's readouts (mha.widgets.frames.readout_row): the text of the stop shown
+    texts: Array.from(document.querySelectorAll('.jupyter-widgets .mha-slider-row'))
+      .filter(shown).map(row => {
+        const r = Array.from(row.querySelectorAll('.mha-readout .widget-html-content')).find(shown);
+        return r ? r.innerText.trim() : null;
+      }),
+    editableReadouts: Array.from(document.querySelectorAll('.jupyter-widgets .mha-readout'))
+      .filter(r => r.isContentEditable || r.querySelector('[contenteditable=true]')).length,
+  };
+}"""
+
+
 @pytest.mark.parametrize("path", SLIDER_PAGES)
 def test_readouts_are_read_only_text(open_page, site_dir, path):
+    """Every slider shows its stop beside it as read-only text that follows the slider."""
     page = _open(open_page, site_dir, path).page
-    readouts = page.locator(".jupyter-widgets .widget-readout")
-    shown = [readouts.nth(i) for i in range(readouts.count()) if readouts.nth(i).evaluate(
-        "el => el.checkVisibility()")]
-    assert shown, f"{path}: no slider readout shown"
-    for readout in shown:
-        assert readout.evaluate("el => !el.isContentEditable"), f"{path}: an editable readout"
-        before = readout.inner_text()
-        readout.click()
-        page.keyboard.type("zzz")
-        page.keyboard.press("Enter")
-        assert readout.inner_text() == before, f"{path}: typing changed the readout to {readout.inner_text()!r}"
-    # Moving the slider updates the readout, which stays read-only.
-    handle = page.locator(".jupyter-widgets .noUi-handle").first
-    readout = shown[0]
-    before = readout.inner_text()
+    state = page.evaluate(_READOUTS_JS)
+    assert state["texts"] and all(state["texts"]), f"{path}: a slider without its readout: {state}"
+    assert state["editable"] == 0 and state["editableReadouts"] == 0, f"{path}: an editable readout: {state}"
+    # Typing at a readout changes nothing.
+    row = page.locator(".jupyter-widgets .mha-slider-row").first
+    row.scroll_into_view_if_needed()
+    row.locator(".mha-readout").first.click()
+    page.keyboard.type("zzz")
+    page.keyboard.press("Enter")
+    assert page.evaluate(_READOUTS_JS)["texts"] == state["texts"], f"{path}: typing changed a readout"
+    # Moving the slider updates its readout, which stays read-only.
+    handle = row.locator(".noUi-handle").first
     handle.focus()
     handle.press("ArrowRight")
-    if readout.inner_text() == before:
-        handle.press("ArrowLeft")
-        handle.press("ArrowLeft")
     page.wait_for_timeout(200)
-    assert readout.inner_text() != before, f"{path}: the readout did not follow the slider"
-    assert readout.evaluate("el => !el.isContentEditable"), f"{path}: the readout became editable"
+    if page.evaluate(_READOUTS_JS)["texts"][0] == state["texts"][0]:
+        handle.press("ArrowLeft")
+        handle.press("ArrowLeft")
+        page.wait_for_timeout(200)
+    after = page.evaluate(_READOUTS_JS)
+    assert after["texts"][0] != state["texts"][0], f"{path}: the readout did not follow the slider"
+    assert after["editable"] == 0 and after["editableReadouts"] == 0
     # No readout is a tab stop: Tab from the slider goes past it.
     handle.focus()
     page.keyboard.press("Tab")
-    assert not page.evaluate("() => document.activeElement.classList.contains('widget-readout')")
+    assert not page.evaluate("() => !!document.activeElement.closest('.widget-readout, .mha-readout')")
 
 
 @pytest.mark.parametrize("path", SLIDER_PAGES)

@@ -102,7 +102,10 @@ _ARIA_JS = """
   if (!handle) return null;
   const slider = handle.closest('.widget-slider, .widget-hslider');
   const label = slider && slider.querySelector('.widget-label');
-  const readout = slider && slider.querySelector('.widget-readout');
+  // the read-only readout beside the slider (mha.widgets.frames.readout_row), else ipywidgets' own
+  const row = handle.closest('.mha-slider-row');
+  const readout = (row && Array.from(row.querySelectorAll('.mha-readout .widget-html-content'))
+                     .find(r => r.checkVisibility())) || (slider && slider.querySelector('.widget-readout'));
   const note = handle.closest('.mha-sweep') && handle.closest('.mha-sweep').querySelector('.mha-slider-text');
   return {name: handle.getAttribute('aria-label'), text: handle.getAttribute('aria-valuetext'),
           now: handle.getAttribute('aria-valuenow'), label: label ? label.textContent.trim() : null,

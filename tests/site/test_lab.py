@@ -11,7 +11,8 @@ Run menu, and checks that:
 * solutions sit in closed <details> blocks until the reader opens them;
 * a wrong answer typed into the exercise's answer cell gets a specific ✗, and the solution's code
   (read from its <details> block) gets ✓;
-* (04 and 07) a slider moved with the keyboard changes the picture next to it;
+* (04 and 05) a slider moved with the keyboard changes the picture next to it, and its readout
+  (read-only text, no editable box) follows;
 * saving (Ctrl-S) writes notebooks/NN_slug.ipynb and leaves `git status` and book/ unchanged.
 
 Times to open and run each chapter are printed (pytest -s) and kept in _build/lab-timings.json.
@@ -69,6 +70,15 @@ _PROMPTS_DONE_JS = """
           idle: !!indicator && indicator.dataset.status === 'idle'};
 }
 """
+
+
+_READOUT_JS = """(root) => {
+  const shown = el => el.checkVisibility();
+  const text = Array.from(root.querySelectorAll('.mha-readout .widget-html-content')).find(shown);
+  return {text: text ? text.innerText.trim() : null,
+          editable: Array.from(root.querySelectorAll('.widget-readout, .mha-readout'))
+            .filter(r => shown(r) && (r.isContentEditable || r.querySelector('[contenteditable=true]'))).length};
+}"""
 
 
 def git_status() -> list[str]:
@@ -196,9 +206,16 @@ def test_chapter_runs_in_jupyterlab(stem, lab_server, chromium, slider_moves_pic
         if stem in SLIDER_CHAPTERS:
             widget = notebook.locator(".jp-OutputArea-output", has=page.locator(".noUi-handle")).first
             widget.scroll_into_view_if_needed()
+            readout_before = widget.evaluate(_READOUT_JS)
             move = slider_moves_picture(page, widget)
             assert move.value_before != move.value_after, "the slider did not move"
             assert move.picture_changed, "the picture did not change when the slider moved"
+            # the readout beside the slider is read-only text that follows it (no script of the
+            # site runs here: mha.widgets.frames.readout_row does it with the widgets alone)
+            readout_after = widget.evaluate(_READOUT_JS)
+            assert readout_before["editable"] == readout_after["editable"] == 0, readout_after
+            assert readout_before["text"] and readout_after["text"] != readout_before["text"], \
+                (readout_before, readout_after)
 
         # a wrong answer gets a specific ✗, the solution's code gets ✓
         wrong_source, words = WRONG[stem]

@@ -27,7 +27,7 @@ from .._validate import check_counts, check_positive_int
 from ..plotting import OKABE_ITO
 from ..rank import (centred_log_spectrum, fit_scores, target_diagonal, target_distance_band, target_first_token,
                    target_local_band, target_previous_flat, target_previous_token, target_random)
-from .frames import FramePainter, caption_html
+from .frames import FramePainter, caption_html, readout_row
 
 __all__ = ["FloorView", "TARGETS", "floor_explorer", "floor_explorer_live", "floor_view", "named_target"]
 
@@ -210,7 +210,7 @@ def floor_explorer(names=None, sizes=SIZES, *, start_name="band by distance", st
         pages.append(inner)
     outer = widgets.Stack(pages, selected_index=names.index(start_name))
     widgets.jslink((menu, "index"), (outer, "selected_index"))
-    box = widgets.VBox([widgets.HTML(f"<p>{_INTRO}</p>"), menu, n_slider, outer])
+    box = widgets.VBox([widgets.HTML(f"<p>{_INTRO}</p>"), menu, readout_row(n_slider, [str(n) for n in sizes]), outer])
     box.add_class("mha-sweep")
     box.add_class("mha-floor")
     return box

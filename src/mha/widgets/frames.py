@@ -31,7 +31,8 @@ from .._validate import (as_float_array, check_index, check_labels, check_ndim, 
                          check_text, is_sequence)
 from ..plotting import SEQUENTIAL, book_style, check_cmap, escape_math
 
-__all__ = ["FramePainter", "canvas_png", "caption_html", "check_dom_class", "check_figsize", "frame_stack", "heatmap_frames", "slider_text_html"]
+__all__ = ["FramePainter", "canvas_png", "caption_html", "check_dom_class", "check_figsize", "frame_stack", "heatmap_frames",
+           "readout_row", "slider_text_html"]
 
 
 def canvas_png(canvas):
@@ -229,6 +230,59 @@ def slider_text_html(name, value_texts):
             f'data-values="{html.escape(values)}"></span>')
 
 
+def readout_row(slider, labels=None):
+    """The slider beside a read-only readout: the text of the stop shown, never an editable box.
+
+    ipywidgets 8 draws a slider's own readout as an editable tab stop; for a
+    ``SelectionSlider`` text typed there is ignored, so the readout then
+    contradicts the picture (on the static page and in JupyterLab alike). This
+    hides it and shows the stop's text beside the slider instead: with
+    ``labels``, one ``HTML`` per stop in a ``Stack`` linked to the slider's
+    ``index`` with ``jslink`` (no kernel needed); without, one ``HTML`` that
+    follows the slider's ``label`` in Python (a live widget).
+
+    Parameters
+    ----------
+    slider : ipywidgets.SelectionSlider
+    labels : sequence of str, optional
+        The readout of each stop, in the order of the slider's options.
+
+    Returns
+    -------
+    ipywidgets.HBox
+        Children: the slider and the readout (CSS class ``mha-readout``). The row has the class
+        ``mha-slider-row``.
+
+    >>> import ipywidgets as widgets
+    >>> row = readout_row(widgets.SelectionSlider(options=[("h = 1", 0), ("h = 2", 1)], index=1), ["h = 1", "h = 2"])
+    >>> slider, readout = row.children
+    >>> slider.readout, readout.selected_index, readout.children[1].value
+    (False, 1, 'h = 2')
+    """
+    if not isinstance(slider, widgets.SelectionSlider):
+        raise TypeError(f"slider must be an ipywidgets.SelectionSlider, got {type(slider).__name__}")
+    if labels is not None:
+        labels = check_labels(labels, "labels", numbers_too=True, chars_ok=True)
+    slider.readout = False
+    if labels is None:
+        readout = widgets.HTML(html.escape(str(slider.label or "")))
+        slider.observe(lambda _: setattr(readout, "value", html.escape(str(slider.label or ""))),
+                       names=["index", "value", "options"])
+    else:
+        labels = [str(label) for label in labels]
+        if len(labels) != len(slider.options):
+            raise ValueError(f"labels must name each of the slider's {len(slider.options)} stops, "
+                             f"got {len(labels)}")
+        shared, style = widgets.Layout(), HTMLStyle()  # one model each on the page, not one per stop
+        readout = widgets.Stack([widgets.HTML(html.escape(label), layout=shared, style=style) for label in labels],
+                                selected_index=slider.index, layout=shared)
+        widgets.jslink((slider, "index"), (readout, "selected_index"))
+    readout.add_class("mha-readout")
+    row = widgets.HBox([slider, readout])
+    row.add_class("mha-slider-row")
+    return row
+
+
 def frame_stack(frames, labels, *, start, description, intro, dom_class, value_texts=None):
     """A slider linked in the browser to a Stack of (picture, caption) frames.
 
@@ -259,8 +313,8 @@ def frame_stack(frames, labels, *, start, description, intro, dom_class, value_t
     Returns
     -------
     ipywidgets.VBox
-        Children: the intro, the slider and the stack. Carries the classes
-        ``mha-sweep`` and ``dom_class``.
+        Children: the intro, the slider's row (:func:`readout_row`: the slider and its
+        read-only readout) and the stack. Carries the classes ``mha-sweep`` and ``dom_class``.
     """
     frames, labels = _check_frames(frames, labels)
     start = check_index(start, "start", len(frames))
@@ -284,7 +338,7 @@ def frame_stack(frames, labels, *, start, description, intro, dom_class, value_t
                                      layout=widgets.Layout(width="95%", max_width="40em"))
     widgets.jslink((slider, "index"), (stack, "selected_index"))
     note = slider_text_html(description, value_texts)
-    box = widgets.VBox([widgets.HTML(f"<p>{intro}</p>{note}"), slider, stack])
+    box = widgets.VBox([widgets.HTML(f"<p>{intro}</p>{note}"), readout_row(slider, labels), stack])
     box.add_class("mha-sweep")
     box.add_class(str(dom_class))
     return box

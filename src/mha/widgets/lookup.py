@@ -25,7 +25,7 @@ from .. import training
 from .._validate import check_count, check_index, check_positive_int
 from ..plotting import SEQUENTIAL, book_style
 from ..training import LookupResult
-from .frames import FramePainter, caption_html
+from .frames import FramePainter, caption_html, readout_row
 
 __all__ = ["lookup_explorer", "lookup_explorer_live", "lookup_frames"]
 
@@ -209,7 +209,7 @@ def lookup_explorer(by_mode, *, start=1, sample=0, dom_class="mha-lookup"):
              "\u201ckey 10, value 9\u201d is the entry that stores value 9 under key 10. The boxed columns are "
              "the entries whose keys the query names. Move the slider to change h; the toggle keeps "
              f"d<sub>k</sub> = d/h or holds it fixed ({html.escape(', '.join(modes))}).")
-    box = widgets.VBox([widgets.HTML(f"<p>{intro}</p>"), toggle, slider, outer])
+    box = widgets.VBox([widgets.HTML(f"<p>{intro}</p>"), toggle, readout_row(slider, [str(h) for h in hs]), outer])
     box.add_class("mha-sweep")
     box.add_class(str(dom_class))
     return box
@@ -292,6 +292,7 @@ def lookup_explorer_live(results=(), *, h=2, fixed_d_k=4, seed=0, steps=1500, sa
     intro = ("One test lookup, read by a model trained on demand. Each row is one head's weights over the 8 "
              "(key, value) entries of the input and the query token; the boxed columns are the entries whose "
              "keys the query names.")
-    box = widgets.VBox([widgets.HTML(f"<p>{intro}</p>"), toggle, slider, seed_box, status, image, caption])
+    box = widgets.VBox([widgets.HTML(f"<p>{intro}</p>"), toggle, readout_row(slider), seed_box, status, image,
+                        caption])
     box.add_class("mha-lookup-live")
     return box

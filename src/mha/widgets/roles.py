@@ -21,7 +21,7 @@ from ..examples import RoleExample, cat_sat_mat
 from ..head_roles import read_roles, row_arithmetic
 from ..plotting import book_style, text_colour
 from ._common import label, num
-from .frames import FramePainter, slider_text_html
+from .frames import FramePainter, readout_row, slider_text_html
 
 __all__ = ["roles_explorer"]
 
@@ -207,7 +207,9 @@ def roles_explorer(example=None, hs=ROLE_HS, *, start_h=None, start_row=1):
              "from the menu: the row is "
              "framed in every map, and below the maps each head's arithmetic for that row is spelled out.")
     note = slider_text_html("heads h", [f"h = {h}" for h in hs])
-    box = widgets.VBox([widgets.HTML(_ROLE_CSS + f"<p>{intro}</p>{note}"), h_slider, row_menu, outer])
+    readouts = ["1 head" if h == 1 else f"{h} heads" for h in hs]
+    box = widgets.VBox([widgets.HTML(_ROLE_CSS + f"<p>{intro}</p>{note}"), readout_row(h_slider, readouts), row_menu,
+                        outer])
     box.add_class("mha-sweep")
     box.add_class("mha-roles")
     return box

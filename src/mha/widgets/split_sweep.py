@@ -22,7 +22,7 @@ from ..examples import WorkedExample, random_layer
 from ..plotting import book_style, text_colour
 from ..split_trace import h_sweep_frames
 from ._common import FIG_WIDTH, colour, label
-from .frames import FramePainter, caption_html, frame_stack
+from .frames import FramePainter, caption_html, frame_stack, readout_row
 
 __all__ = ["h_sweep", "h_sweep_live", "h_sweep_widths"]
 
@@ -322,6 +322,6 @@ def h_sweep_live(d=12, tokens=("the", "cat", "sat", "down"), *, seed=0):
     sentence.observe(rebuild, names="value")
     width.observe(rebuild, names="value")
     box = widgets.VBox([widgets.HTML("<p>Type a sentence and a width d, then move h.</p>"),
-                        sentence, width, h, message, image, caption])
+                        sentence, width, readout_row(h), message, image, caption])
     box.add_class("mha-h-sweep-live")
     return box

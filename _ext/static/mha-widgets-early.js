@@ -1,0 +1,52 @@
+// Draw the widgets as soon as the page is parsed, not after every picture and font has loaded.
+// The widget manager's loader (embed-amd.js, last lines) waits for the window's load event, which
+// comes after MathJax has typeset the whole page: on chapter 12, with the CPU slowed 4x, the
+// widgets' places stayed empty for 5 s after the page was ready. This script, loaded after
+// RequireJS and before embed-amd.js (_config.yml, nb_ipywidgets_js), hands the loader's request a
+// callback that renders on DOMContentLoaded instead. It changes nothing else: the same
+// renderWidgets() of @jupyter-widgets/html-manager runs once.
+(function () {
+  "use strict";
+  var LIBEMBED = "@jupyter-widgets/html-manager/dist/libembed-amd";
+
+  // ipywidgets typesets labels with MathJax 2's MathJax.Hub.Queue. offline-setup.js translates that
+  // call once MathJax 3 has started, which is later than the widgets are now drawn: until then,
+  // this translation waits for MathJax's start (typesetting a label is not urgent).
+  function mathJaxHub() {
+    var MJ = window.MathJax;
+    if (!MJ || MJ.Hub) return;
+    MJ.Hub = {
+      Queue: function () {
+        var jobs = Array.prototype.slice.call(arguments);
+        var started = MJ.startup && MJ.startup.promise ? MJ.startup.promise : Promise.resolve();
+        started.then(function () {
+          jobs.forEach(function (job) {
+            if (Array.isArray(job) && job[0] === "Typeset" && MJ.typesetPromise) {
+              MJ.typesetPromise(job[2] ? [job[2]] : undefined).catch(function (err) {
+                console.warn("MathJax could not typeset a widget label", err);
+              });
+            }
+          });
+        });
+      }
+    };
+  }
+  var original = window.require;
+  if (typeof original !== "function") return;
+  function early(modules, callback) {
+    if (Array.isArray(modules) && modules.length === 1 && modules[0] === LIBEMBED &&
+        typeof callback === "function" && arguments.length === 2) {
+      window.require = original;  // only the loader's one request
+      return original(modules, function (embed) {
+        function render() { mathJaxHub(); embed.renderWidgets(); }
+        if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", render);
+        else render();
+      });
+    }
+    return original.apply(this, arguments);
+  }
+  for (var key in original) {
+    if (Object.prototype.hasOwnProperty.call(original, key)) early[key] = original[key];
+  }
+  window.require = early;
+})();
