@@ -121,6 +121,18 @@ def position_mass(A, position):
     return A[..., :, position].mean(axis=-1)  # (..., T) -> (...)
 
 
+
+def _concat_heads(concat, W_O, h):
+    """Check a concatenation of head outputs against ``W_O`` and ``h``: (concat, W_O, h, d_v)."""
+    concat = as_float_array(concat, "concat")
+    check_ndim(concat, "concat", 2, "(..., T, h*d_v)")
+    W_O = as_float_array(W_O, "W_O")
+    h = check_positive_int(h, "h")
+    d_v = _head_width(W_O, h)
+    if concat.shape[-1] != W_O.shape[0]:
+        raise ValueError(f"concat {concat.shape} needs as many columns as W_O {W_O.shape} has rows (h*d_v)")
+    return concat, W_O, h, d_v
+
 def same_token_mass(A, ids):
     """Mean weight that a repeated token puts on its other copies: (..., T, T) -> (...).
 
@@ -173,13 +185,7 @@ def offset_and_variation(concat, W_O, h):
     >>> offset.tolist(), variation.tolist()              # head 1 never changes: all offset
     ([2.0, 2.0], [1.0, 0.0])
     """
-    concat = as_float_array(concat, "concat")
-    check_ndim(concat, "concat", 2, "(..., T, h*d_v)")
-    W_O = as_float_array(W_O, "W_O")
-    h = check_positive_int(h, "h")
-    d_v = _head_width(W_O, h)
-    if concat.shape[-1] != W_O.shape[0]:
-        raise ValueError(f"concat {concat.shape} needs as many columns as W_O {W_O.shape} has rows (h*d_v)")
+    concat, W_O, h, d_v = _concat_heads(concat, W_O, h)
     Z = concat.reshape(*concat.shape[:-1], h, d_v)  # (..., T, h*d_v) -> (..., T, h, d_v)
     W = W_O.reshape(h, d_v, W_O.shape[1])  # (h*d_v, d_out) -> (h, d_v, d_out)
     mean = Z.mean(axis=-3)  # (..., h, d_v)
@@ -430,13 +436,7 @@ def without_each_head(concat, W_O, h, b_O=None, *, method="zero"):
     <BLANKLINE>
            [[1., 2., 0., 0.]]])
     """
-    concat = as_float_array(concat, "concat")
-    check_ndim(concat, "concat", 2, "(..., T, h*d_v)")
-    W_O = as_float_array(W_O, "W_O")
-    h = check_positive_int(h, "h")
-    d_v = _head_width(W_O, h)
-    if concat.shape[-1] != W_O.shape[0]:
-        raise ValueError(f"concat {concat.shape} needs as many columns as W_O {W_O.shape} has rows (h*d_v)")
+    concat, W_O, h, d_v = _concat_heads(concat, W_O, h)
     b_O = _bias(b_O, W_O.shape[1])
     method = check_method(method)
     keep = np.repeat(1 - np.eye(h, dtype=concat.dtype), d_v, axis=1)  # (h, h*d_v): row i is 0 on head i
