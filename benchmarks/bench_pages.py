@@ -10,6 +10,8 @@ Chromium (``/usr/bin/chromium``, or ``$CHROMIUM``), once at 1280 px with the CPU
     index): the weight a reader pays before any content;
   * drawn s (4x): seconds from navigation until every widget on the page is drawn (no widget
     view left empty), or the load event on a page without widgets;
+  * math s (4x): seconds until MathJax has drawn the formulas near the screen (it is loaded after
+    the widgets and draws the others as the reader scrolls: _ext/static/mha-mathjax.js);
   * CLS (4x): Cumulative Layout Shift until then, plus 1.5 s (0.1 is "good");
   * text px 375 / 1280: the smallest figure scale times 13.9 px, i.e. how high 10-pt text of a
     figure drawn at 100 dpi is on screen (9 px is the book's floor); widget frames apart: the
@@ -41,6 +43,8 @@ _CLS = """window.__cls = 0; new PerformanceObserver(list => {
 }).observe({type: 'layout-shift', buffered: true});"""
 _DRAWN = """() => { const views = document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]').length;
   return views === 0 || document.querySelectorAll('.widget-subarea .jupyter-widgets').length >= views; }"""
+_MATH = """() => window.MathJax && MathJax.startup && MathJax.startup.promise
+  && (window.__mathDone || (MathJax.startup.promise.then(() => { window.__mathDone = true; }), false))"""
 _PICTURES = """async () => { const imgs = Array.from(document.querySelectorAll('.bd-article img'))
     .filter(i => i.checkVisibility() && i.naturalWidth > 50);
   await Promise.all(imgs.map(i => i.decode().catch(() => null)));
@@ -80,6 +84,13 @@ def measure(site: Path) -> dict:
             while not page.evaluate(_DRAWN) and time.monotonic() - start < 60:
                 page.wait_for_timeout(100)
             row["drawn_s_4x"] = round(time.monotonic() - start, 2)
+            # MathJax comes after the widgets (_ext/static/mha-mathjax.js): when the first screen's
+            # formulas are drawn
+            if page.evaluate("() => !!document.querySelector('.math')"):
+                page.wait_for_function(_MATH, timeout=60_000, polling=100)
+                row["math_s_4x"] = round(time.monotonic() - start, 2)
+            else:
+                row["math_s_4x"] = None
             page.wait_for_timeout(1500)
             row["cls_4x"] = round(page.evaluate("window.__cls"), 4)
             cdp.send("Emulation.setCPUThrottlingRate", {"rate": 1})
@@ -120,11 +131,11 @@ def main():
     parser.add_argument("--out", default=str(RESULTS))
     args = parser.parse_args()
     results = measure(Path(args.site))
-    print(f"{'page':24} {'raw MiB':>7} {'gzip':>5} {'fixed':>5} {'fixed gz':>8} {'drawn s 4x':>10} {'CLS 4x':>6} "
+    print(f"{'page':24} {'raw MiB':>7} {'gzip':>5} {'fixed':>5} {'fixed gz':>8} {'drawn s 4x':>10} {'math s':>6} {'CLS 4x':>6} "
           f"{'text px 375':>11} {'1280':>5} {'frame x':>7}")
     for path, r in results.items():
         print(f"{Path(path).stem[:24]:24} {r['raw_mib']:7.2f} {r['gzip_mib']:5.2f} {r['fixed_mib']:5.2f} "
-              f"{r['fixed_gzip_mib']:8.2f} {r['drawn_s_4x']:10.1f} {r['cls_4x']:6.3f} "
+              f"{r['fixed_gzip_mib']:8.2f} {r['drawn_s_4x']:10.1f} {r['math_s_4x'] or '-':>6} {r['cls_4x']:6.3f} "
               f"{r['text_px_375'] or '-':>11} {r['text_px_1280'] or '-':>5} {r['widget_frame_scale_max_1280'] or '-':>7}")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(results, indent=1) + "\n")

@@ -9,9 +9,10 @@
   "use strict";
   var LIBEMBED = "@jupyter-widgets/html-manager/dist/libembed-amd";
 
-  // ipywidgets typesets labels with MathJax 2's MathJax.Hub.Queue. offline-setup.js translates that
-  // call once MathJax 3 has started, which is later than the widgets are now drawn: until then,
-  // this translation waits for MathJax's start (typesetting a label is not urgent).
+  // ipywidgets typesets labels with MathJax 2's MathJax.Hub.Queue whenever window.MathJax exists
+  // (it throws without Hub). On a page with formulas, window.MathJax is only MathJax's settings
+  // until the widgets are drawn (mha-mathjax.js loads MathJax after them): give it that call, which
+  // waits for MathJax's start (typesetting a label is not urgent; no label of the book has math).
   function mathJaxHub() {
     var MJ = window.MathJax;
     if (!MJ || MJ.Hub) return;
@@ -31,6 +32,29 @@
       }
     };
   }
+  // window.mhaWidgetsDrawn: resolves once every widget view of the page is drawn, or 8 s after the
+  // page is parsed, whichever comes first. MathJax starts typesetting after it (mha-mathjax.js), so
+  // the two do not compete for the CPU while the reader waits for the widgets.
+  var LIMIT_MS = 8000;
+  var drawn;
+  window.mhaWidgetsDrawn = new Promise(function (resolve) { drawn = resolve; });
+  function allDrawn() {
+    var views = document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]');
+    return Array.prototype.every.call(views, function (view) {
+      var area = view.previousElementSibling;
+      return area && area.classList.contains("widget-subarea") && area.firstElementChild;
+    });
+  }
+  function watch() {
+    var start = Date.now();
+    (function poll() {
+      if (allDrawn() || Date.now() - start > LIMIT_MS) drawn();
+      else setTimeout(poll, 50);
+    })();
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", watch);
+  else watch();
+
   var original = window.require;
   if (typeof original !== "function") return;
   function early(modules, callback) {

@@ -58,6 +58,9 @@ _WAIT_FOR_MATHJAX_JS = """
 async () => {
   const mathNodes = document.querySelectorAll('.math, mjx-container');
   if (!mathNodes.length) return {math: 0};
+  // MathJax is loaded once the page's widgets are drawn (_ext/static/mha-mathjax.js): wait for it.
+  for (let i = 0; i < 300 && !(window.MathJax && MathJax.startup && MathJax.startup.promise); i++)
+    await new Promise(r => setTimeout(r, 100));
   const MJ = window.MathJax;
   if (!MJ || !MJ.startup || !MJ.startup.promise) return {math: mathNodes.length, missing: true};
   await MJ.startup.promise;

@@ -31,13 +31,18 @@ def axe_source() -> str:
 
 _READY_JS = """
 async () => {
-  const MJ = window.MathJax;
-  if (MJ && MJ.startup && MJ.startup.promise) await MJ.startup.promise;
   const views = document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]');
   const t0 = Date.now();
   while (views.length && Date.now() - t0 < 20000
          && document.querySelectorAll('.widget-subarea .jupyter-widgets').length < views.length)
     await new Promise(r => setTimeout(r, 100));
+  // MathJax is loaded after the widgets (mha-mathjax.js): wait for it, so axe sees the formulas.
+  if (document.querySelector('.math')) {
+    while (!(window.MathJax && MathJax.startup && MathJax.startup.promise) && Date.now() - t0 < 30000)
+      await new Promise(r => setTimeout(r, 100));
+    const MJ = window.MathJax;
+    if (MJ && MJ.startup && MJ.startup.promise) await MJ.startup.promise;
+  }
   await new Promise(r => setTimeout(r, 500));
 }
 """

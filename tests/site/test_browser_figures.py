@@ -63,7 +63,12 @@ def _visit(open_page, site_dir, path, viewport):
     page = visit.page
     page.wait_for_load_state("networkidle")
     page.wait_for_function(_WIDGETS_DRAWN, timeout=30000)
-    page.wait_for_timeout(300)
+    # MathJax is loaded after the widgets (mha-mathjax.js), and mha-phone.js scans the boxes once
+    # the article has been quiet for 250 ms: wait for both.
+    page.wait_for_function("() => !document.querySelector('.math') || (window.MathJax && MathJax.startup"
+                           " && MathJax.startup.promise)", timeout=30000)
+    page.evaluate("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
+    page.wait_for_timeout(600)
     return visit
 
 
@@ -135,6 +140,10 @@ def test_pages_barely_move_while_they_load(chromium, site_server, site_dir, path
         deadline = time.time() + 60
         while not page.evaluate(_WIDGETS_DRAWN) and time.time() < deadline:
             page.wait_for_timeout(200)
+        # MathJax is loaded after the widgets (mha-mathjax.js): its formulas count too
+        page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise",
+                               timeout=60_000)
+        page.evaluate("() => MathJax.startup.promise")
         page.wait_for_timeout(1500)
         shift = page.evaluate("window.__cls")
     finally:

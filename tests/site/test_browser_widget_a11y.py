@@ -206,7 +206,9 @@ def test_new_caption_is_announced_and_alt_does_not_repeat_it(open_page, site_dir
 
 def test_formulas_are_not_tab_stops(open_page, site_dir):
     page = _open(open_page, site_dir, "book/12_rank_bound.html").page
-    page.evaluate("async () => { if (window.MathJax && MathJax.startup) await MathJax.startup.promise; }")
+    # MathJax is loaded after the widgets are drawn (mha-mathjax.js): wait for it
+    page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=30_000)
+    page.evaluate("() => MathJax.startup.promise")
     math_stops = page.evaluate(
         "() => Array.from(document.querySelectorAll('mjx-container')).filter(m => m.tabIndex >= 0).length")
     assert page.locator("mjx-container").count() > 100
