@@ -22,6 +22,10 @@ or the chapters); a test that uses Chromium or JupyterLab is also marked ``brows
 #   slider_moves_picture   the function slider_moves_picture(page, scope=None, key=..., presses=1):
 #                          moves a widget slider with the keyboard and returns the picture shown
 #                          before and after (for IntSlider -> jslink -> Stack of Image widgets).
+#   ax_controls, picker_choice, picker_moves_picture, visible_picture   (importable functions) the
+#                          controls in a part of the page as Chromium's accessibility tree has
+#                          them; the item a picker says is chosen, read from them; a drop-down
+#                          list moved with the keyboard; the picture shown, by its bytes' digest.
 # Playwright is imported lazily, so test modules that do not use the browser never need it.
 # =================================================================================================
 from __future__ import annotations
@@ -283,6 +287,100 @@ def slider_moves_picture(page, scope=None, key: str = "ArrowRight", presses: int
 @pytest.fixture(name="slider_moves_picture")
 def _slider_moves_picture_fixture():
     return slider_moves_picture
+
+
+def visible_picture(page, scope) -> dict | None:
+    """The first visible <img> in ``scope`` (a Locator): {src, digest (SHA-256 of its bytes), width}."""
+    return page.evaluate(_VISIBLE_PICTURE_JS, scope.element_handle())
+
+
+# ---- Chromium's accessibility tree and the pickers (importable: `from conftest import ...`) ----
+_AX_STATES = ("pressed", "checked", "selected", "expanded")
+_AX_CONTROLS = ("button", "combobox", "listbox", "option", "radio", "radiogroup", "group", "checkbox")
+
+
+def ax_controls(page, scope) -> list[dict]:
+    """The controls inside ``scope`` (a Locator) as Chromium exposes them to a screen reader.
+
+    One dict per control in the accessibility tree (CDP ``Accessibility.queryAXTree``): its role,
+    accessible name, value (a combo box's shown choice) and states (pressed, checked, selected).
+    Nodes left out of the tree (hidden, presentational) are not listed.
+    """
+    scope.evaluate("el => el.setAttribute('data-mha-ax', '')")
+    cdp = page.context.new_cdp_session(page)
+    try:
+        root = cdp.send("DOM.getDocument", {"depth": 0})["root"]["nodeId"]
+        node = cdp.send("DOM.querySelector", {"nodeId": root, "selector": "[data-mha-ax]"})["nodeId"]
+        nodes = cdp.send("Accessibility.queryAXTree", {"nodeId": node})["nodes"]
+    finally:
+        cdp.detach()
+        scope.evaluate("el => el.removeAttribute('data-mha-ax')")
+    out = []
+    for n in nodes:
+        role = n.get("role", {}).get("value")
+        if n.get("ignored") or role not in _AX_CONTROLS:
+            continue
+        control = {"role": role, "name": n.get("name", {}).get("value", "")}
+        if n.get("value", {}).get("value") not in (None, ""):
+            control["value"] = str(n["value"]["value"])
+        control.update({p["name"]: p["value"].get("value") for p in n.get("properties", [])
+                        if p["name"] in _AX_STATES})
+        out.append(control)
+    return out
+
+
+def picker_choice(controls: list[dict], group: str) -> str:
+    """What a screen reader hears as the chosen item of the picker named ``group`` ("layer").
+
+    Either a combo box or list box named ``group`` (its value, or its one selected option), or a
+    row of buttons or radios each named "``group`` item" with exactly one pressed or checked.
+    Fails (AssertionError) when no control carries its group's name or none says which item is
+    chosen: buttons named "3" with no pressed state, as ipywidgets 8 draws ToggleButtons.
+    """
+    same = lambda name: " ".join(name.split()).lower() == group.lower()  # noqa: E731
+    for i, c in enumerate(controls):
+        if c["role"] in ("combobox", "listbox") and same(c["name"]):
+            if c.get("value"):
+                return c["value"]
+            chosen = [o["name"] for o in controls[i + 1:] if o["role"] == "option" and o.get("selected")]
+            assert len(chosen) == 1, f"the {group!r} picker says no chosen item: {c}"
+            return chosen[0]
+    items = [c for c in controls if c["role"] in ("button", "radio")
+             and c["name"].lower().startswith(group.lower() + " ")]
+    assert items, f"no control is named with its group {group!r}: {controls}"
+    on = [c["name"] for c in items if str(c.get("pressed", c.get("checked"))).lower() == "true"]
+    assert len(on) == 1, f"{len(on)} of the {group!r} items say they are chosen: {items}"
+    return on[0]
+
+
+def picker_moves_picture(page, scope, group: str, open_list: bool = False, timeout: float = 5.0) -> dict:
+    """Choose another item of the drop-down list named ``group`` in ``scope`` with the keyboard.
+
+    Focuses the ``<select>`` (by its accessible name) and presses ArrowDown, or ArrowUp when it
+    was on its last item. With ``open_list``, the list is opened first with Space and the item
+    taken with Enter: in JupyterLab the notebook takes the arrow keys of a closed list (they move
+    to another cell: ipywidgets#3912), not those of an open one. Then waits up to ``timeout``
+    seconds for the picture in ``scope`` to change. Returns what the picker said
+    (:func:`picker_choice`) and the picture's digest, before and after:
+    ``{"said": (before, after), "picture": (before, after)}``.
+    """
+    before = picker_choice(ax_controls(page, scope), group)
+    picture = visible_picture(page, scope)
+    assert picture, f"no picture next to the {group!r} picker"
+    picker = scope.get_by_role("combobox", name=group, exact=True)
+    for key in ("ArrowDown", "ArrowUp"):  # ArrowUp only if ArrowDown changed nothing (the last item)
+        picker.focus()
+        for press in (["Space", key, "Enter"] if open_list else [key]):
+            page.keyboard.press(press)
+            page.wait_for_timeout(100)
+        if picker_choice(ax_controls(page, scope), group) != before:
+            break
+    deadline, now = time.monotonic() + timeout, picture
+    while now["digest"] == picture["digest"] and time.monotonic() < deadline:
+        page.wait_for_timeout(100)
+        now = visible_picture(page, scope) or picture
+    return {"said": (before, picker_choice(ax_controls(page, scope), group)),
+            "picture": (picture["digest"], now["digest"])}
 
 # ================================ end of browser fixtures ========================================
 

@@ -6,9 +6,10 @@
 // * a slider's readout is plain text: ipywidgets makes it an editable tab stop that accepts any
 //   text and does nothing with it on a page without a kernel (readOnly). The book's sliders hide
 //   it and show a read-only readout beside them (mha.widgets.frames.readout_row), which also holds
-//   in JupyterLab, where this script does not run; this stays for any other slider;
-// * a row of toggle buttons is a named group, and each button says its group and whether it is
-//   pressed ("layer 3", aria-pressed) (nameToggles).
+//   in JupyterLab, where this script does not run; this stays for any other slider.
+// The book's pickers are drop-down lists (mha.widgets.browser, mha.widgets.lookup): a <select> named
+// by its <label>, which a screen reader hears as "layer, 3" with no script, here and in JupyterLab.
+// ipywidgets' ToggleButtons say neither their group nor which one is pressed; do not use them.
 (function () {
   "use strict";
 
@@ -66,27 +67,6 @@
     // ipywidgets sets it editable again on every update of the slider
     new MutationObserver(function () { readOnly(readout); })
       .observe(readout, { attributes: true, attributeFilter: ["contenteditable"] });
-  }
-
-  function nameToggles(group) {
-    var label = group.querySelector(":scope > .widget-label");
-    var name = label ? squash(label.textContent) : "";
-    if (name) {
-      group.setAttribute("role", "group");
-      group.setAttribute("aria-label", spoken(name));
-    }
-    group.querySelectorAll("button").forEach(function (button) {
-      var text = squash(button.textContent);
-      // the group in words, the button's own text as shown (a name must contain what is seen)
-      var full = name && text.indexOf(name) !== 0 ? spoken(name) + " " + text : text;
-      if (full && button.getAttribute("aria-label") !== full) button.setAttribute("aria-label", full);
-      var pressed = button.classList.contains("mod-active") ? "true" : "false";
-      if (button.getAttribute("aria-pressed") !== pressed) button.setAttribute("aria-pressed", pressed);
-    });
-    if (group.mhaWatched) return;
-    group.mhaWatched = true;
-    new MutationObserver(function () { nameToggles(group); })
-      .observe(group, { attributes: true, attributeFilter: ["class"], subtree: true, childList: true });
   }
 
   // A slider's handle (noUiSlider, drawn by ipywidgets) has no name, and its aria-valuetext is
@@ -153,8 +133,6 @@
     node.querySelectorAll(".jupyter-widgets .noUi-handle[role=slider]").forEach(watchSlider);
     if (node.matches(".jupyter-widgets .widget-readout")) readOnly(node);
     node.querySelectorAll(".jupyter-widgets .widget-readout").forEach(readOnly);
-    if (node.matches(".jupyter-widgets .widget-toggle-buttons")) nameToggles(node);
-    node.querySelectorAll(".jupyter-widgets .widget-toggle-buttons").forEach(nameToggles);
   }
 
   // The page changes in bursts: the widget manager builds each widget node by node, and MathJax

@@ -28,7 +28,11 @@ def test_structure_links_and_frames():
                        figsize=(2, 2))
     intro, layer_picker, head_picker, stack = box.children
     assert "mha-head-browser" in box._dom_classes and "mha-test" in box._dom_classes
-    assert isinstance(layer_picker, widgets.ToggleButtons) and isinstance(head_picker, widgets.ToggleButtons)
+    # drop-down lists: a <select> named by its <label>, so a screen reader hears "layer, 1" without
+    # a script of the site (ToggleButtons say neither their group nor which one is pressed)
+    assert type(layer_picker) is widgets.Dropdown and type(head_picker) is widgets.Dropdown
+    assert (layer_picker.description, head_picker.description) == ("layer", "head")
+    assert [label for label, _ in layer_picker.options] == ["0", "1", "2"] and len(head_picker.options) == 2
     assert layer_picker.index == 1 and head_picker.index == 1 and stack.selected_index == 1
     assert len(stack.children) == 3 and all(len(inner.children) == 2 for inner in stack.children)
     assert all(inner.selected_index == 1 for inner in stack.children)
@@ -53,7 +57,7 @@ def test_captions_say_the_measures():
     assert causal[1].startswith("Layer 7, head 1: mean weight on the previous token 0.33")
 
 
-def test_many_layers_get_a_dropdown_and_labels():
+def test_many_layers_and_their_labels():
     box = head_browser(maps(L=13, h=1, T=3), list("abc"), causal=True, intro="x", dom_class="mha-t",
                        layer_labels=range(0, 26, 2), dpi=20, figsize=(1.5, 1.5))
     picker = box.children[1]

@@ -1,4 +1,4 @@
-"""mha.widgets.lookup: the static explorer's frames and toggle, and the live explorer that trains on demand."""
+"""mha.widgets.lookup: the static explorer's frames and head-width list, and the live explorer that trains on demand."""
 
 import ipywidgets as widgets
 import numpy as np
@@ -31,12 +31,17 @@ def test_frames_have_pictures_and_captions(short_runs):
         assert png[:8] == b"\x89PNG\r\n\x1a\n" and "test accuracy" in caption
 
 
-def test_static_explorer_links_slider_and_toggle(short_runs):
+def test_static_explorer_links_slider_and_width_list(short_runs):
     rs = list(short_runs.values())
     box = lw.lookup_explorer({"d_k = d/h": rs, "d_k fixed": rs}, start=1)
     assert "mha-lookup" in box._dom_classes and "mha-sweep" in box._dom_classes
     slider = find(box, widgets.SelectionSlider)[0]
     assert [label for label, _ in slider.options] == ["1", "2", "4"] and slider.index == 1
+    # a drop-down list named "head width" (not ToggleButtons, which a screen reader hears as bare labels)
+    menu = box.children[1]
+    assert type(menu) is widgets.Dropdown and menu.description == "head width"
+    assert [label for label, _ in menu.options] == ["d_k = d/h", "d_k fixed"] and menu.index == 0
+    assert not find(box, widgets.ToggleButtons)
 
 
 def test_static_explorer_refuses_mismatched_modes(short_runs):
@@ -62,10 +67,14 @@ def test_live_explorer_trains_only_when_asked(monkeypatch, short_runs):
     slider = find(box, widgets.SelectionSlider)[0]
     slider.value = 4  # given too: still nothing trained
     assert calls == []
-    toggle = find(box, widgets.ToggleButtons)[0]
+    menu = find(box, widgets.Dropdown)[0]
+    assert menu.description == "head width" and menu.index == 0
     before = image.value
-    toggle.value = 4  # h = 4 with d_k = 4 is the model already given (d/h = 4)
+    menu.value = 4  # h = 4 with d_k = 4 is the model already given (d/h = 4)
     assert calls == []
+    menu.index = 0  # back to d_k = d/h: the list still shows it (a None value would drop the index)
+    assert menu.index == 0 and menu.label == "d_k = d/h" and calls == []
+    menu.index = 1
     slider.value = 8  # not given: trained now, once
     assert calls == [(8, 4, 0)] and image.value != before
     slider.value = 4

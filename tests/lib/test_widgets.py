@@ -433,3 +433,15 @@ def test_h_sweep_names_the_keys_under_each_map():
     shown = [k for k in painter.keys if k.get_visible()]
     assert [k.get_text() for k in shown] == ["a", "b", "a", "b"]
     assert [k.xy[0] for k in shown] == [0, 1, 3, 4]  # head 2's keys sit past the gap
+
+
+def test_no_widget_uses_pickers_a_screen_reader_cannot_read():
+    """ipywidgets 8 draws ToggleButtons as buttons named "3" with no pressed state and no group name,
+    and RadioButtons as radios with no group name (its description is not tied to them). On the site
+    no script names them any more, and JupyterLab runs none: the book's pickers are Dropdowns."""
+    import pathlib
+    import re
+
+    folder = pathlib.Path(widgets.__file__).parent
+    found = {p.name: re.findall(r"\b(ToggleButtons?|RadioButtons)\(", p.read_text()) for p in folder.glob("*.py")}
+    assert len(found) > 5 and not any(found.values()), {k: v for k, v in found.items() if v}

@@ -1,7 +1,7 @@
 """Chapter 9's head browsers (mha.widgets.head_browser) on the built page, in headless Chromium, no kernel.
 
-Each browser has two pickers: the layer (buttons for MiniLM's 6 layers, a drop-down for the layers of
-SmolLM2 shown) and the head (buttons). Picking another head, then another layer, must show another
+Each browser has two pickers, drop-down lists: the layer (MiniLM's 6 layers, the layers of SmolLM2
+shown) and the head. Picking another head, then another layer, must show another
 picture and a caption that names the layer and the head picked; picking the first ones again must
 bring the first picture back. The page makes no request off the site and logs no error.
 
@@ -47,22 +47,16 @@ def _shown(box, page, before=None, timeout_ms=5000):
 
 
 def _pick_head(box, head):
-    box.locator(".widget-toggle-buttons").nth(1).locator("button").nth(head).click()
+    box.get_by_role("combobox", name="head", exact=True).select_option(index=head)
 
 
 def _pick_layer(box, index):
-    select = box.locator("select")
-    if select.count():
-        select.first.select_option(index=index)
-    else:
-        box.locator(".widget-toggle-buttons").first.locator("button").nth(index).click()
+    box.get_by_role("combobox", name="layer", exact=True).select_option(index=index)
 
 
 def _layer_names(box):
-    select = box.locator("select")
-    if select.count():
-        return [o.strip() for o in select.first.locator("option").all_inner_texts()]
-    return [b.strip() for b in box.locator(".widget-toggle-buttons").first.locator("button").all_inner_texts()]
+    return [o.strip() for o in box.get_by_role("combobox", name="layer", exact=True)
+            .locator("option").all_inner_texts()]
 
 
 @pytest.mark.parametrize("dom_class", BROWSERS)

@@ -13,6 +13,10 @@ Run menu, and checks that:
   (read from its <details> block) gets ✓;
 * (04 and 05) a slider moved with the keyboard changes the picture next to it, and its readout
   (read-only text, no editable box) follows;
+* (06 and 09) each picker of the explorer and of the head browser is named with its group ("layer",
+  "head", "head width") and says which item is chosen, in Chromium's accessibility tree, with no
+  script of the site (mha-a11y.js does not run here); choosing another item with the keyboard
+  (Space, an arrow key, Enter) changes the picture and what the picker says;
 * saving (Ctrl-S) writes notebooks/NN_slug.ipynb and leaves `git status` and book/ unchanged.
 
 Times to open and run each chapter are printed (pytest -s) and kept in _build/lab-timings.json.
@@ -28,7 +32,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from conftest import tree_digest
+from conftest import ax_controls, picker_moves_picture, tree_digest
 
 pytestmark = pytest.mark.browser
 
@@ -55,6 +59,9 @@ WRONG = {
                            "that is the intact toy"),
 }
 SLIDER_CHAPTERS = {"04_wide_or_narrow", "05_narrow_heads"}
+# chapter -> (the widget's CSS class, the names of its pickers)
+PICKERS = {"06_how_many_heads": (".mha-lookup", ("head width",)),
+           "09_real_heads": (".mha-heads-minilm", ("head", "layer"))}
 TIMINGS = ROOT / "_build" / "lab-timings.json"
 
 _PROMPTS_DONE_JS = """
@@ -79,6 +86,18 @@ _READOUT_JS = """(root) => {
           editable: Array.from(root.querySelectorAll('.widget-readout, .mha-readout'))
             .filter(r => shown(r) && (r.isContentEditable || r.querySelector('[contenteditable=true]'))).length};
 }"""
+
+
+def pickers_name_their_group_and_choice(page, widget, groups):
+    """Each picker in ``widget`` says its group and its chosen item; the keyboard changes both and the picture."""
+    widget.scroll_into_view_if_needed()
+    for group in groups:
+        print(f"{group!r} picker in the accessibility tree: {ax_controls(page, widget)}")
+        # Space opens the list, Enter takes the item: the notebook takes a closed list's arrow keys
+        move = picker_moves_picture(page, widget, group, open_list=True, timeout=10)
+        before, after = move["said"]
+        assert after != before, f"the {group!r} picker still says {before!r} after a key press"
+        assert move["picture"][0] != move["picture"][1], f"choosing {group} {after} left the picture as it was"
 
 
 def git_status() -> list[str]:
@@ -216,6 +235,12 @@ def test_chapter_runs_in_jupyterlab(stem, lab_server, chromium, slider_moves_pic
             assert readout_before["editable"] == readout_after["editable"] == 0, readout_after
             assert readout_before["text"] and readout_after["text"] != readout_before["text"], \
                 (readout_before, readout_after)
+
+        # the pickers say their group and their chosen item (no script of the site runs here)
+        if stem in PICKERS:
+            css, groups = PICKERS[stem]
+            widget = notebook.locator(".jp-OutputArea-output", has=page.locator(css)).first
+            pickers_name_their_group_and_choice(page, widget, groups)
 
         # a wrong answer gets a specific ✗, the solution's code gets ✓
         wrong_source, words = WRONG[stem]

@@ -3,8 +3,11 @@ r"""A head browser for the static page: pick a layer and a head, see that head's
 Like BertViz's head view, but every picture is drawn when the book is built,
 so the page needs no kernel. Two pickers (one for the layer, one for the head)
 are linked in the browser with ``jslink``: the layer picker chooses one of ``L``
-stacks, the head picker chooses the same head in every stack. Each picture has
-a caption that says what it shows, with the head's measures:
+stacks, the head picker chooses the same head in every stack. The pickers are
+drop-down lists: each is a ``<select>`` named by its ``<label>``, so a screen
+reader says "layer, 3" on the page and in JupyterLab alike, with no script of
+the site. Each picture has a caption that says what it shows, with the head's
+measures:
 
 * next-token mass :math:`\frac{1}{T-1}\sum_t a_{t,t+1}` (an encoder) or
   previous-token mass (a causal model, whose queries cannot see the next token),
@@ -68,6 +71,9 @@ def head_browser(A, tokens, *, causal, intro="Attention maps: pick a layer and a
                  figsize=(4.6, 4.2), dpi=70):
     """The browser: a layer picker, a head picker, and the chosen head's map with its caption.
 
+    Both pickers are drop-down lists named "layer" and "head": their name and chosen item reach
+    a screen reader from the browser itself, and the arrow keys step through the items.
+
     Parameters
     ----------
     A : array_like, shape (L, h, T, T)
@@ -86,7 +92,7 @@ def head_browser(A, tokens, *, causal, intro="Attention maps: pick a layer and a
     first : str
         What the captions call position 0, e.g. ``"[CLS]"``.
     layer_labels : sequence, optional
-        The layers' names on the picker and in the captions (default ``0 .. L-1``), when ``A`` holds
+        The layers' names in the layer picker and in the captions (default ``0 .. L-1``), when ``A`` holds
         only some of a model's layers.
     figsize, dpi :
         Size of each picture.
@@ -94,7 +100,7 @@ def head_browser(A, tokens, *, causal, intro="Attention maps: pick a layer and a
     Returns
     -------
     ipywidgets.VBox
-        Children: the intro, the two pickers, and a Stack of ``L`` Stacks of ``h`` frames.
+        Children: the intro, the two pickers (``Dropdown``), and a Stack of ``L`` Stacks of ``h`` frames.
         Carries the classes ``mha-head-browser`` and ``dom_class``.
 
     Examples
@@ -103,6 +109,8 @@ def head_browser(A, tokens, *, causal, intro="Attention maps: pick a layer and a
     >>> box = head_browser(A, ["a", "b", "c"], causal=True, figsize=(1.5, 1.5), dpi=20)
     >>> box.children[0].value
     '<p>Attention maps: pick a layer and a head.</p>'
+    >>> [(picker.description, picker.options) for picker in box.children[1:3]]
+    [('layer', (('0', 0),)), ('head', (('0', 0), ('1', 1)))]
     """
     A = as_float_array(A, "A")
     check_ndim(A, "A", 4, "(L, h, T, T)", exact=True)
@@ -127,15 +135,14 @@ def head_browser(A, tokens, *, causal, intro="Attention maps: pick a layer and a
               for png, text in zip(pngs, captions)]
     layer_stacks = [widgets.Stack(frames[l * h:(l + 1) * h], selected_index=i0, layout=shared) for l in range(L)]
     stack = widgets.Stack(layer_stacks, selected_index=l0, layout=shared)
-    style = {"description_width": "initial", "button_width": "auto"}
-    layer_options = [(name, l) for l, name in enumerate(names)]
-    if L <= 12:  # a row of buttons; more layers than that go in a drop-down list
-        layer_picker = widgets.ToggleButtons(options=layer_options, index=l0, description="layer", style=style)
-    else:
-        layer_picker = widgets.Dropdown(options=layer_options, index=l0, description="layer",
-                                        style={"description_width": "initial"})
-    head_picker = widgets.ToggleButtons(options=[(str(i), i) for i in range(h)], index=i0, description="head",
-                                        style=style)
+    # Drop-down lists, not ToggleButtons: ipywidgets 8 ties a Dropdown's description to its <select>
+    # (<label for>), so the list is named "layer" and its chosen item is its value for a screen
+    # reader, with no script; its toggle buttons carry no group name and no pressed state.
+    style = {"description_width": "initial"}
+    layer_picker = widgets.Dropdown(options=[(name, l) for l, name in enumerate(names)], index=l0,
+                                    description="layer", style=style)
+    head_picker = widgets.Dropdown(options=[(str(i), i) for i in range(h)], index=i0, description="head",
+                                   style=style)
     widgets.jslink((layer_picker, "index"), (stack, "selected_index"))
     for inner in layer_stacks:
         widgets.jslink((head_picker, "index"), (inner, "selected_index"))

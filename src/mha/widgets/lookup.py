@@ -4,11 +4,13 @@
 head count and per choice of ``d_k``, and draws, for one test lookup, each of
 the model's ``h`` heads as one row of weights over the 8 (key, value) entries
 and the query, with the entries whose keys the query names boxed, and the
-model's answers. A slider picks ``h`` and a toggle
-picks "d_k = d/h" or "d_k fixed"; both are linked in the browser (``jslink``),
-so the static page needs no kernel. Every picture is drawn at build time with
-:class:`mha.widgets.frames.FramePainter`. :func:`lookup_explorer_live` is the same
-picture with a kernel: it trains the model you pick when you pick it.
+model's answers. A slider picks ``h`` and a drop-down list named "head width"
+picks "d_k = d/h" or "d_k fixed" (a ``<select>`` named by its ``<label>``: a
+screen reader says its name and its item with no script); both are linked in
+the browser (``jslink``), so the static page needs no kernel. Every picture is
+drawn at build time with :class:`mha.widgets.frames.FramePainter`.
+:func:`lookup_explorer_live` is the same picture with a kernel: it trains the
+model you pick when you pick it.
 """
 
 from __future__ import annotations
@@ -164,12 +166,12 @@ def _stack(frames):
 
 
 def lookup_explorer(by_mode, *, start=1, sample=0, dom_class="mha-lookup"):
-    """An ``h`` slider and a ``d_k`` toggle over trained lookups, linked in the browser.
+    """An ``h`` slider and a "head width" list (``d_k``) over trained lookups, linked in the browser.
 
     Parameters
     ----------
     by_mode : dict of str to sequence of LookupResult
-        The toggle's labels (e.g. ``"d_k = d/h"``, ``"d_k fixed"``), each with one
+        The items of the "head width" list (e.g. ``"d_k = d/h"``, ``"d_k fixed"``), each with one
         result per head count, the same head counts in the same order.
     start : int
         The slider position shown first.
@@ -182,7 +184,7 @@ def lookup_explorer(by_mode, *, start=1, sample=0, dom_class="mha-lookup"):
         With classes ``mha-sweep`` and ``dom_class``.
     """
     if not isinstance(by_mode, Mapping):
-        raise TypeError("by_mode must be a dict of toggle label -> sequence of LookupResult, "
+        raise TypeError("by_mode must be a dict of head-width label -> sequence of LookupResult, "
                         f"got {type(by_mode).__name__}")
     modes = {str(k): _results(v, f"by_mode[{k!r}]") for k, v in by_mode.items()}
     counts = {tuple(r.h for r in rs) for rs in modes.values()}
@@ -196,20 +198,21 @@ def lookup_explorer(by_mode, *, start=1, sample=0, dom_class="mha-lookup"):
                                      description="heads h", continuous_update=True,
                                      style={"description_width": "initial"},
                                      layout=widgets.Layout(width="95%", max_width="40em"))
-    toggle = widgets.ToggleButtons(options=[(name, i) for i, name in enumerate(modes)], index=0,
-                                   description="head width", style={"description_width": "initial"})
+    width_menu = widgets.Dropdown(options=[(name, i) for i, name in enumerate(modes)], index=0,
+                                  description="head width", style={"description_width": "initial"})
     for stack in stacks:
         stack.selected_index = start
         widgets.jslink((slider, "index"), (stack, "selected_index"))
     outer = widgets.Stack(stacks, selected_index=0)
-    widgets.jslink((toggle, "index"), (outer, "selected_index"))
+    widgets.jslink((width_menu, "index"), (outer, "selected_index"))
     d = modes[next(iter(modes))][0].d
     intro = (f"One test lookup, read by models of width d = {d} with h heads. Each row is one head's weights "
              "over the 8 (key, value) entries of the input and the query token itself; a column such as "
              "\u201ckey 10, value 9\u201d is the entry that stores value 9 under key 10. The boxed columns are "
-             "the entries whose keys the query names. Move the slider to change h; the toggle keeps "
-             f"d<sub>k</sub> = d/h or holds it fixed ({html.escape(', '.join(modes))}).")
-    box = widgets.VBox([widgets.HTML(f"<p>{intro}</p>"), toggle, readout_row(slider, [str(h) for h in hs]), outer])
+             "the entries whose keys the query names. Move the slider to change h; pick a head width to keep "
+             f"d<sub>k</sub> = d/h or to hold it fixed ({html.escape(', '.join(modes))}).")
+    box = widgets.VBox([widgets.HTML(f"<p>{intro}</p>"), width_menu, readout_row(slider, [str(h) for h in hs]),
+                        outer])
     box.add_class("mha-sweep")
     box.add_class(str(dom_class))
     return box
@@ -231,7 +234,7 @@ def lookup_explorer_live(results=(), *, h=2, fixed_d_k=4, seed=0, steps=1500, sa
     h : int
         The head count shown first (one of 1, 2, 4, 8, 16).
     fixed_d_k : int
-        The key width of the toggle's second position.
+        The key width of the "head width" list's second item.
     seed, steps : int
         The seed shown first, and the Adam steps of every model trained here.
     sample : int
@@ -262,14 +265,16 @@ def lookup_explorer_live(results=(), *, h=2, fixed_d_k=4, seed=0, steps=1500, sa
     slider = widgets.SelectionSlider(options=[(str(c), c) for c in counts], value=h, description="heads h",
                                      continuous_update=False, style={"description_width": "initial"},
                                      layout=widgets.Layout(width="95%", max_width="40em"))
-    toggle = widgets.ToggleButtons(options=[("d_k = d/h", None), (f"d_k fixed ({fixed_d_k})", fixed_d_k)],
-                                   description="head width", style={"description_width": "initial"})
+    # The first item's value is 0, not None: a selection widget whose value becomes None loses its
+    # index, so picking "d_k = d/h" again would leave the list showing no item.
+    width_menu = widgets.Dropdown(options=[("d_k = d/h", 0), (f"d_k fixed ({fixed_d_k})", fixed_d_k)],
+                                  description="head width", style={"description_width": "initial"})
     seed_box = widgets.BoundedIntText(value=seed, min=0, max=10_000, description="seed")
     status, caption = widgets.HTML(), widgets.HTML()
     image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%", height="auto"))
 
     def key():
-        d_k = 16 // slider.value if toggle.value is None else toggle.value
+        d_k = width_menu.value or 16 // slider.value  # 0: d_k = d/h
         return slider.value, d_k, seed_box.value, steps
 
     def show(_=None):
@@ -283,16 +288,16 @@ def lookup_explorer_live(results=(), *, h=2, fixed_d_k=4, seed=0, steps=1500, sa
         caption.value = caption_html(text)
         status.value = f"<p>{len(trained)} model(s) trained so far; this one: test accuracy {r.accuracy:.3f}.</p>"
 
-    for control in (slider, toggle, seed_box):
+    for control in (slider, width_menu, seed_box):
         control.observe(show, names="value")
     if key() in trained:
         show()
     else:
-        status.value = "<p>Move the slider, flip the toggle or change the seed to train a model.</p>"
+        status.value = "<p>Move the slider, pick a head width or change the seed to train a model.</p>"
     intro = ("One test lookup, read by a model trained on demand. Each row is one head's weights over the 8 "
              "(key, value) entries of the input and the query token; the boxed columns are the entries whose "
              "keys the query names.")
-    box = widgets.VBox([widgets.HTML(f"<p>{intro}</p>"), toggle, readout_row(slider), seed_box, status, image,
+    box = widgets.VBox([widgets.HTML(f"<p>{intro}</p>"), width_menu, readout_row(slider), seed_box, status, image,
                         caption])
     box.add_class("mha-lookup-live")
     return box
