@@ -71,7 +71,7 @@ def escape_math(text) -> str:
 def heatmap(A, row_labels, col_labels, *, ax=None, title=None, vmin=0.0, vmax=1.0,
             cmap=SEQUENTIAL, fmt="{:.2f}", annotate=True,
             xlabel="key (attended to)", ylabel="query (attending)", colorbar=False):
-    """Draw a labelled matrix, each cell annotated with its value.
+    """Draw a labelled matrix, each cell annotated with its value (at 10 pt, the book's smallest text).
 
     Parameters
     ----------
@@ -133,7 +133,7 @@ def heatmap(A, row_labels, col_labels, *, ax=None, title=None, vmin=0.0, vmax=1.
             if np.isnan(value):
                 continue
             colour = text_colour(im.cmap(im.norm(value)))
-            ax.text(c, r, fmt.format(value), ha="center", va="center", color=colour, fontsize=9)
+            ax.text(c, r, fmt.format(value), ha="center", va="center", color=colour, fontsize=10)
     if colorbar:
         ax.figure.colorbar(im, ax=ax, shrink=0.8)
     return im

@@ -6,6 +6,10 @@
   (_ext/mha_theme.py gives each <img> its size and ``--mha-w``; _ext/static/mha-theme.css).
 * Widget frames are shown at the size they were drawn: never stretched (ipywidgets' column box
   stretched chapter 09's frames 1.86 and 2.57 times, which blurred them).
+* On a desktop (1280 px) every figure and widget frame fits its column: none scrolls sideways. The
+  column is about 670 px, so a figure may be drawn up to about 1000 px (10 in at 100 dpi) and still
+  show its 10-pt text at 9 CSS px; the four figures drawn 12 in wide before (chapter 09's grid of
+  heads, 10's drift maps, 11's two toy layers) scrolled there.
 * A box that scrolls sideways gets a tab stop by itself, also when a widget drawn after load
   makes it overflow (no resize event needed; _ext/static/mha-phone.js).
 * Every picture has its width and height in the page, and the pages that moved most (04, 05, 07:
@@ -27,6 +31,10 @@ pytestmark = pytest.mark.browser
 PHONE = (375, 812)
 DESKTOP = (1280, 800)
 LEAST_SCALE = 0.65          # 10-pt text (13.9 px at 100 dpi) at 9 CSS px or more
+WIDEST_DRAWN = 1000         # px: 10 in at 100 dpi, the widest figure that fits the desktop column readable
+# Figures that were drawn 12 in wide and scrolled sideways on a desktop: each must be on its page and fit.
+ONCE_TOO_WIDE = {"book/09_real_heads.html": ["fig-rh-grid"], "book/10_removing_heads.html": ["fig-rm-drift"],
+                 "book/11_induction_heads.html": ["fig-ih-toy-layer1", "fig-ih-toy-layer2"]}
 PAGES = [f"{name}.html" for name in toc_files()]
 WIDGET_PAGES = ["book/04_wide_or_narrow.html", "book/05_narrow_heads.html", "book/06_how_many_heads.html",
                 "book/09_real_heads.html", "book/12_rank_bound.html"]
@@ -48,6 +56,18 @@ _PICTURES = """async () => {
     fromSite: !!i.getAttribute('src') && !i.getAttribute('src').startsWith('data:'),
   }));
 }"""
+
+_PICTURES_IN_BOXES = """() => Array.from(document.querySelectorAll('.bd-article img'))
+  .filter(i => i.checkVisibility() && i.naturalWidth > 50)
+  .map(i => {
+    const box = i.closest('figure, div.cell_output'), shown = i.getBoundingClientRect();
+    const column = document.querySelector('.bd-article').getBoundingClientRect();
+    return {name: (i.getAttribute('alt') || i.getAttribute('src') || '').slice(0, 50),
+            figure: (i.closest('figure[id]') || {}).id || null, widget: !!i.closest('.jupyter-widgets'),
+            natural: i.naturalWidth, shown: shown.width, column: column.width,
+            box: box ? box.clientWidth : null, boxScrolls: !!box && box.scrollWidth > box.clientWidth + 1,
+            pokesOut: shown.right > column.right + 1};
+  })"""
 
 _SCROLL_BOXES = """() => Array.from(document.querySelectorAll(
     '.bd-article div.cell_output pre, .bd-article div.cell_output, .bd-article figure'))
@@ -102,12 +122,27 @@ def test_a_widget_box_that_overflows_gets_a_tab_stop_without_a_resize(open_page,
     assert all(b["tabindex"] == "0" for b in widget_boxes), widget_boxes
 
 
-def test_the_rule_bites_a_figure_scrolls_on_the_desktop(open_page, site_dir):
-    """Chapter 09's layer-by-head grid is drawn 1211 px wide: on a desktop it scrolls, readable."""
-    visit = _visit(open_page, site_dir, "book/09_real_heads.html", DESKTOP)
-    pictures = [p for p in visit.page.evaluate(_PICTURES) if not p["widget"]]
-    assert any(p["natural"] * LEAST_SCALE > 672 for p in pictures), \
-        "no figure is wider than the column at a readable size: the test checks nothing"
+def test_the_rule_bites_a_figure_scrolls_on_a_phone(open_page, site_dir):
+    """Chapter 09's layer-by-head grid is drawn about 1000 px wide: on a phone it scrolls, readable."""
+    visit = _visit(open_page, site_dir, "book/09_real_heads.html", PHONE)
+    pictures = [p for p in visit.page.evaluate(_PICTURES_IN_BOXES) if not p["widget"]]
+    assert any(p["box"] and p["natural"] * LEAST_SCALE > p["box"] for p in pictures), \
+        "no figure is wider than the phone's column at a readable size: the test checks nothing"
+    assert all(p["shown"] >= LEAST_SCALE * p["natural"] - 0.5 for p in pictures)
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_no_figure_or_widget_frame_scrolls_sideways_on_a_desktop(open_page, site_dir, path):
+    """At 1280 px every picture fits its column: drawn at most 10 in wide (1000 px) at 100 dpi."""
+    visit = _visit(open_page, site_dir, path, DESKTOP)
+    pictures = visit.page.evaluate(_PICTURES_IN_BOXES)
+    wide = [f"{p['figure'] or p['name']!r}: drawn {p['natural']} px, shown {p['shown']:.0f} px in a box of "
+            f"{p['box']} px (column {p['column']:.0f} px)" for p in pictures if p["boxScrolls"] or p["pokesOut"]]
+    assert not wide, f"{path} at 1280 px: pictures that scroll sideways (draw them at most 10 in wide): {wide}"
+    for name in ONCE_TOO_WIDE.get(path, []):
+        found = [p for p in pictures if p["figure"] == name]
+        assert len(found) == 1, f"{path}: figure {name} not found once on the page (renamed?): {len(found)}"
+        assert found[0]["natural"] <= WIDEST_DRAWN, f"{path}: {name} is drawn {found[0]['natural']} px wide"
 
 
 @pytest.mark.parametrize("path", PAGES)

@@ -12,7 +12,9 @@ checks, for every chapter:
 * the code cells are the chapter's code cells, in order, minus the solutions' code;
   remove-cell, remove-input and hide-input cells start folded;
 * writing the edition leaves book/ unchanged, and a notebook the reader edited is kept;
-* (marked `book`) every notebook runs top to bottom in a fresh kernel with no error or stderr;
+* (marked `book`) every notebook runs top to bottom in a fresh kernel with no error or stderr,
+  and draws no figure text under 10 pt (``tests/_figure_text.py`` watches every text drawn, from
+  a cell put before the chapter's first one for the run only; issue 30);
   the run's cell times are kept in ``_build/cell-times.json`` (a record for maintainers).
 """
 from __future__ import annotations
@@ -33,6 +35,13 @@ import notebook_edition as ne  # noqa: E402
 CHAPTERS = ne.chapter_stems()
 
 CELL_TIMES = ROOT / "_build" / "cell-times.json"
+
+# Run in the chapter's kernel before its first cell (not written to any notebook): from then on, every
+# figure text drawn under 10 pt writes a line to stderr, which fails the run like any other stderr.
+WATCH_FIGURE_TEXT = (
+    "import importlib.util as _u\n"
+    f"_s = _u.spec_from_file_location('_figure_text', {str(ROOT / 'tests' / '_figure_text.py')!r})\n"
+    "_m = _u.module_from_spec(_s)\n_s.loader.exec_module(_m)\n_m.report_to_stderr()\ndel _u, _s, _m")
 
 
 def record_cell_times(chapter, nb, seconds):
@@ -200,9 +209,11 @@ def test_every_notebook_runs_top_to_bottom(edition, stem):
     from nbclient import NotebookClient
 
     nb = read(edition, stem)
+    nb.cells.insert(0, nbformat.v4.new_code_cell(WATCH_FIGURE_TEXT))
     started = time.perf_counter()
     NotebookClient(nb, timeout=300, kernel_name="python3", record_timing=True,
                    resources={"metadata": {"path": str(edition.out)}}).execute()
+    assert not nb.cells.pop(0).outputs, "the figure-text watch did not start cleanly"
     record_cell_times(f"book/{stem}", nb, time.perf_counter() - started)
     bad = [(i, o.get("ename") or o.get("text", "")[:300]) for i, c in enumerate(nb.cells)
            if c.cell_type == "code" for o in c.outputs

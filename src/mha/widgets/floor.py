@@ -123,7 +123,7 @@ class _FloorPainter:
         ax_kl.set_title("fits: how close a head gets", loc="left", fontsize=10)
         (self.curve,) = ax_kl.plot([], [], "o-", color=blue)
         self.marker = ax_kl.axvline(1, color=orange, linestyle="--", linewidth=1.5)
-        self.marker_text = ax_kl.text(1, 1, "", color="black", fontsize=9, ha="left", va="bottom")
+        self.marker_text = ax_kl.text(1, 1, "", color="black", fontsize=10, ha="left", va="bottom")
         ax_sv.set_xlim(0.4, n_max + 0.6)
         ax_sv.set_yscale("log")
         ax_sv.set_ylim(SV_FLOOR / 3, 100)
@@ -143,7 +143,9 @@ class _FloorPainter:
         self.curve.set_data(d_k, np.maximum(view.kl, KL_FLOOR))
         self.marker.set_xdata([view.floor, view.floor])
         self.marker.set_visible(view.floor >= 1)
-        self.marker_text.set_position((view.floor + 0.1, 1.0))
+        left = view.floor > self.n_max - 3  # near the right edge: the words go left of the line, inside the axes
+        self.marker_text.set_position((view.floor + (-0.1 if left else 0.1), 1.0))
+        self.marker_text.set_horizontalalignment("right" if left else "left")
         self.marker_text.set_text(f"floor = {view.floor}")
         for i, bar in enumerate(self.bars):
             shown = i < view.n

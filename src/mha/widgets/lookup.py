@@ -32,6 +32,7 @@ from .frames import FramePainter, caption_html, readout_row
 __all__ = ["lookup_explorer", "lookup_explorer_live", "lookup_frames"]
 
 MAX_HEADS = 16
+TEXT_PT = 10  # every text of the picture: the book's smallest (issue 30)
 
 
 def _token_labels(sample, i):
@@ -46,20 +47,23 @@ class _LookupPainter:
 
     def __init__(self, labels, asked, h):
         with book_style():
-            self.fig = Figure(figsize=(7.0, 2.5 + 0.17 * h), dpi=80, layout="constrained")
+            # 656 px wide: nine columns named in two lines of 10-pt text each
+            self.fig = Figure(figsize=(8.2, 3.0 + 0.2 * h), dpi=80, layout="constrained")
             ax = self.fig.add_subplot()
             self.image = ax.imshow(np.full((h, len(labels)), np.nan), vmin=0, vmax=1, cmap=SEQUENTIAL,
                                    aspect="auto", interpolation="nearest")
-            ax.set_xticks(range(len(labels)), labels=labels, fontsize=7)
-            ax.set_yticks(range(h), labels=[f"head {i + 1}" for i in range(h)], fontsize=7)
+            ax.set_xticks(range(len(labels)), labels=labels, fontsize=TEXT_PT)
+            ax.set_yticks(range(h), labels=[str(i + 1) for i in range(h)], fontsize=TEXT_PT)
+            ax.set_ylabel("head", fontsize=TEXT_PT)
             boxes = [ax.add_patch(_box(j, h)) for j in asked]
             ax.set_xlabel("the 8 (key, value) entries of the input, then the query token\n"
-                          "boxed: the entries whose keys the query names", fontsize=8)
+                          "boxed: the entries whose keys the query names", fontsize=TEXT_PT)
             self.fig.colorbar(self.image, ax=ax, shrink=0.9, label="the query's weight")
-            # Placeholder text of a frame's size, so that the layout leaves room above the heads.
-            self.title = ax.set_title("16 heads\nanswers", fontsize=10, pad=4)
-            self.answers = ax.annotate("", (0.0, 1.0), xycoords="axes fraction", xytext=(0, 18),
-                                       textcoords="offset points", fontsize=9, va="bottom")
+            # Placeholder text of a frame's size (the title, then one line per answer), so that the layout
+            # leaves room above the heads.
+            self.title = ax.set_title("16 heads" + "\nanswer" * len(asked), fontsize=TEXT_PT, pad=4)
+            self.answers = ax.annotate("", (0.0, 1.0), xycoords="axes fraction", xytext=(0, 16),
+                                       textcoords="offset points", fontsize=TEXT_PT, va="bottom")
         # The boxes move with nothing, but they must be drawn over each frame's weights.
         self.painter = FramePainter(self.fig, [self.image, *boxes, self.title, self.answers])
 
@@ -90,11 +94,11 @@ def _box(j, rows):
 
 
 def _describe(r, i):
-    """Title, answer line and caption of result ``r`` on sample lookup ``i``."""
+    """Title, answer lines (one per asked key) and caption of result ``r`` on sample lookup ``i``."""
     asked_keys, right = r.samples.asked_keys[i], r.samples.answers[i]
     got = r.sample_answers[i]
-    answer = "; ".join(f"key {k}: answered value {g} ({'right' if g == t else f'wrong, the value is {t}'})"
-                       for k, g, t in zip(asked_keys, got, right))
+    answers = [f"key {k}: answered value {g} ({'right' if g == t else f'wrong, the value is {t}'})"
+               for k, g, t in zip(asked_keys, got, right)]
     heads = "1 head" if r.h == 1 else f"{r.h} heads"
     title = f"{heads}, d_k = {r.d_k}, d_v = {r.d_v}: test accuracy {r.accuracy:.3f}"
     on = r.sample_attention[i]  # (h, n_keys)
@@ -102,8 +106,8 @@ def _describe(r, i):
                      for a in range(min(r.h, 4)))
     more = ", ..." if r.h > 4 else ""
     caption = (f"{heads} of width d_k = {r.d_k}, trained on the lookup (test accuracy {r.accuracy:.3f}). "
-               f"For the lookup shown: {lead}{more}. Answers: {answer}.")
-    return title, answer, caption
+               f"For the lookup shown: {lead}{more}. Answers: {'; '.join(answers)}.")
+    return title, "\n".join(answers), caption
 
 
 def _results(results, name="results"):

@@ -39,14 +39,14 @@ class _QPainter:
             self.fig = Figure(figsize=(FIG_WIDTH, 2.9), layout="constrained")
             ax_s, ax_w = self.fig.subplots(1, 2)
             self.score_bars = ax_s.bar(range(n), np.zeros(n), color=colours)
-            self.score_values = [ax_s.text(j, 0, "", ha="center", fontsize=9) for j in range(n)]
+            self.score_values = [ax_s.text(j, 0, "", ha="center", fontsize=10) for j in range(n)]
             ax_s.axhline(0, color="grey", lw=0.8)
             ax_s.set_xticks(range(n), labels=names)
             ax_s.set_ylim(-1.25 * reach, 1.25 * reach)
             ax_s.set_ylabel("score q × key")
             ax_s.set_title("scores: q times each key", fontsize=10)
             self.bars = ax_w.bar(range(n), np.zeros(n), color=colours)
-            self.values = [ax_w.text(j, 0, "", ha="center", va="bottom", fontsize=9) for j in range(n)]
+            self.values = [ax_w.text(j, 0, "", ha="center", va="bottom", fontsize=10) for j in range(n)]
             ax_w.set_xticks(range(n), labels=names)
             ax_w.set_ylim(0, 1.15)
             ax_w.set_ylabel("weight")

@@ -26,6 +26,7 @@ from .frames import FramePainter, readout_row, slider_text_html
 __all__ = ["roles_explorer"]
 
 ROLE_HS = (4, 2, 1)  # left to right: the heads merge
+TEXT_PT = 10  # every text of the picture: the book's smallest (issue 30)
 
 
 def _head_titles(roles, h):
@@ -44,22 +45,28 @@ class _RolesPainter:
         self.weights = weights
         h, T, _ = weights.shape
         rows, cols = (1, h) if h <= 2 else (2, h // 2)
-        size = {1: (3.9, 3.7), 2: (6.6, 3.7)}.get(h, (6.6, 6.9))
+        # Cells about 32 px wide, so that a weight (".44") fits in one at 10 pt; the queries are named
+        # on the left of each row of maps only.
+        size = {1: (4.3, 3.9), 2: (6.6, 3.9)}.get(h, (6.6, 7.3))
         labels = [label(t) for t in tokens]
         with book_style():
             self.fig = Figure(figsize=size, dpi=96, layout="constrained")
+            self.fig.get_layout_engine().set(wspace=0.06)  # a gap between maps that share their query names
             axes = np.atleast_1d(self.fig.subplots(rows, cols)).ravel()
             self.images, self.frames, self.cells = [], [], []
-            for ax, A, title in zip(axes, weights, titles):
+            for i, (ax, A, title) in enumerate(zip(axes, weights, titles)):
                 image = ax.imshow(A, cmap="viridis", vmin=0, vmax=1, interpolation="nearest")
                 ax.set_xticks(range(T), labels=labels, rotation=90)
-                ax.set_yticks(range(T), labels=labels)
-                ax.set_title(label(title), fontsize=9)
-                ax.set_xlabel("key", fontsize=9)
-                ax.set_ylabel("query", fontsize=9)
+                first = i % cols == 0
+                ax.set_yticks(range(T), labels=labels if first else [])
+                # a long title ("head 1: neighbour + same part of speech") in two lines, at the colon
+                ax.set_title(label(title.replace(": ", ":\n", 1) if len(title) > 30 else title), fontsize=TEXT_PT)
+                ax.set_xlabel("key", fontsize=TEXT_PT)
+                if first:
+                    ax.set_ylabel("query", fontsize=TEXT_PT)
                 outer = ax.add_patch(matplotlib.patches.Rectangle((-0.5, -0.5), T, 1, fill=False, ec="black", lw=3))
                 inner = ax.add_patch(matplotlib.patches.Rectangle((-0.5, -0.5), T, 1, fill=False, ec="white", lw=1.2))
-                texts = [ax.text(s, 0, "", ha="center", va="center", fontsize=6.5) for s in range(T)]
+                texts = [ax.text(s, 0, "", ha="center", va="center", fontsize=TEXT_PT) for s in range(T)]
                 self.images.append(image)
                 self.frames.append((outer, inner))
                 self.cells.append(texts)

@@ -10,6 +10,8 @@ kernel. The numbers come from :mod:`mha.split_trace`.
 from __future__ import annotations
 
 import html
+import itertools
+import textwrap
 
 import ipywidgets as widgets
 import matplotlib
@@ -29,6 +31,7 @@ __all__ = ["h_sweep", "h_sweep_live", "h_sweep_widths"]
 MAX_WIDTH = 64  # the h sweep draws one cell per column: wider layers would not be legible
 MAX_TOKENS = 32
 KEY_HEADS = 6  # the h sweep names the keys under each map up to this many heads (beyond, under head 1's)
+TEXT_PT = 10  # every text of the picture: the book's smallest (10 pt at 100 dpi is 9 CSS px or more on a page)
 
 
 def _gap_mosaic(maps):
@@ -46,65 +49,87 @@ class _HPainter:
         self.tokens = tokens
         cmap = ListedColormap([colour(i) for i in range(d)])
         with book_style():
-            self.fig = Figure(figsize=(FIG_WIDTH, 5.0), layout="constrained")
+            # taller for longer sentences: one row of each grid and map per token
+            self.fig = Figure(figsize=(FIG_WIDTH, 5.0 + 0.3 * max(0, T - 4)), layout="constrained")
             grid = self.fig.add_gridspec(2, 2, height_ratios=(1, 1.15))
             self.grids, moving = [], []
             for col, title in enumerate(("right: split_heads", "wrong: reshape straight to $(h, T, d_k)$")):
                 ax = self.fig.add_subplot(grid[0, col])
                 image = ax.imshow(np.zeros((T, d)), cmap=cmap, vmin=-0.5, vmax=d - 0.5, aspect="auto",
                                   interpolation="nearest")
-                every = 1 if d <= 16 else 4  # wide layers: every 4th column named, so the numbers stay apart
-                ax.set_xticks(range(d), labels=[str(c) if c % every == 0 else "" for c in range(d)], fontsize=7)
+                # wider layers: every 2nd, 4th or 8th column named, so the numbers stay apart
+                every = 1 if d <= 8 else 2 if d <= 16 else 4 if d <= 32 else 8
+                ax.set_xticks(range(d), labels=[str(c) if c % every == 0 else "" for c in range(d)])
                 ax.set_yticks(range(T), labels=[label(t) for t in tokens])
-                ax.set_title(title, fontsize=10)
-                ax.set_xlabel("column of Q, K and V (counted from 0)", fontsize=8)
+                ax.set_title(title, fontsize=TEXT_PT)
+                ax.set_xlabel("column of Q, K, V (from 0)", fontsize=TEXT_PT)
                 lines = [ax.vlines(np.arange(1, d) - 0.5, -0.5, T - 0.5, color="white", lw=1),
                          ax.hlines(np.arange(1, T) - 0.5, -0.5, d - 0.5, color="white", lw=1)]
-                numbers = [ax.text(0, 0, "", ha="center", va="center", fontsize=8, fontweight="bold")
+                numbers = [ax.text(0, 0, "", ha="center", va="center", fontsize=TEXT_PT, fontweight="bold")
                            for _ in range(d)]
                 self.grids.append((image, numbers))
                 moving += [image, *lines, *numbers]
-            # Under the wrong split, a line says whose rows head 1 holds; it changes with h.
+            # Under the wrong split, two lines say whose rows head 1 holds; they change with h.
             self.held = self.grids[1][0].axes.annotate(
-                self._held_text(tokens), (0.5, 0), xycoords="axes fraction", xytext=(0, -30),
-                textcoords="offset points", ha="center", va="top", fontsize=8)
+                self._held_text(tokens), (0.5, 0), xycoords="axes fraction", xytext=(0, -34),
+                textcoords="offset points", ha="center", va="top", fontsize=TEXT_PT)
             self.maps = self.fig.add_subplot(grid[1, :])
             viridis = matplotlib.colormaps["viridis"].with_extremes(bad="white")
             self.mosaic = self.maps.imshow(np.zeros((T, T)), cmap=viridis, vmin=0, vmax=1, aspect="auto",
                                            interpolation="nearest")
             self.maps.set_yticks(range(T), labels=[label(t) for t in tokens])
             self.maps.set_ylabel("query")
-            self.maps.set_title("each head's weights; the keys are named under each map", fontsize=9, loc="left")
+            self.maps_title = self.maps.set_title(self.KEYS_NAMED, fontsize=TEXT_PT, loc="left")
             self.maps.set_xticks([])  # the keys and heads are named under their maps
             self.maps.set_frame_on(False)
             # Keys under every map (under head 1's alone past KEY_HEADS heads), head names below them.
             self.keys = [self.maps.annotate(label(tokens[k % T]), (k % T, T - 0.5), xytext=(0, -2),
                                             textcoords="offset points", ha="center", va="top", rotation=90,
-                                            fontsize=7, annotation_clip=False)
+                                            fontsize=TEXT_PT, annotation_clip=False)
                          for k in range(KEY_HEADS * T)]
-            drop = 6 + 4.2 * max(len(t) for t in tokens)  # points: below the longest key name
-            self.names = [self.maps.annotate("head 1", (0, T - 0.5), xytext=(0, -drop), textcoords="offset points",
-                                             ha="center", va="top", fontsize=8, annotation_clip=False)
+            self.drop = 6 + 0.62 * TEXT_PT * max(len(t) for t in tokens)  # points: below the longest key name
+            self.names = [self.maps.annotate("head 1", (0, T - 0.5), xytext=(0, -self.drop),
+                                             textcoords="offset points", ha="center", va="top", fontsize=TEXT_PT,
+                                             annotation_clip=False)
                           for _ in range(d)]
             self.fig.colorbar(self.mosaic, ax=self.maps, shrink=0.9, label="weight")
             self.headline = self.fig.suptitle("$h$ = 1 heads of width $d_k$ = 1: who gets which entry", fontsize=11)
         # The maps' box stays put; only the picture inside and its x range change with h.
-        self.painter = FramePainter(self.fig, [*moving, self.held, self.mosaic, *self.keys, *self.names,
-                                               self.headline])
+        self.painter = FramePainter(self.fig, [*moving, self.held, self.mosaic, self.maps_title, *self.keys,
+                                               *self.names, self.headline])
+
+    KEYS_NAMED = "each head's weights; the keys are named under each map"
+    KEYS_UNNAMED = "each head's weights; the keys, left to right, are the queries, top to bottom"
 
     @staticmethod
     def _held_text(rows):
         rows = list(rows)
-        return label(f"head 1's positions 0 to {len(rows) - 1} hold numbers of: " + ", ".join(rows))
+        held = ", ".join(rows)
+        if len(held) > 40:  # a long sentence: each run of one token once, with its count ("the ×4")
+            runs = [(t, len(list(group))) for t, group in itertools.groupby(rows)]
+            held = ", ".join(t if n == 1 else f"{t} ×{n}" for t, n in runs)
+        lines = textwrap.wrap(f"hold numbers of: {held}", 44)
+        return label(f"head 1's positions 0 to {len(rows) - 1}\n" + "\n".join(lines))
 
     def _show_split(self, image, numbers, split):
         image.set_data(split.owner)
-        t, m = len(self.tokens) // 2, split.d_k // 2
-        for i, text in enumerate(numbers):  # each head's number once, on the middle one of its entries
-            text.set_visible(i < split.h)
-            if i < split.h:
+        T, m = len(self.tokens), split.d_k // 2
+        column_px = image.axes.get_window_extent().width / split.owner.shape[1]
+        apart = 1.6 * TEXT_PT / 72 * self.fig.dpi / column_px  # columns between two numbers of one row
+        placed = []
+        for i, text in enumerate(numbers):  # each head's number once, on the middle one of its entries ...
+            spot = None
+            if i < split.h:  # ... or on another row of its entries, if a number near by took that row
+                for t in sorted(range(T), key=lambda t: abs(t - T // 2)):
+                    c, r = split.column[i, t, m], split.token[i, t, m]
+                    if all(r != r2 or abs(c - c2) >= apart for c2, r2 in placed):
+                        spot = (c, r)
+                        break
+            text.set_visible(spot is not None)  # no room left on any row: the colour alone names the head
+            if spot is not None:
+                placed.append(spot)
                 text.set_text(str(i + 1))
-                text.set_position((split.column[i, t, m], split.token[i, t, m]))
+                text.set_position(spot)
                 text.set_color(text_colour(colour(i)))
 
     def draw(self, frame):
@@ -116,15 +141,23 @@ class _HPainter:
         width = frame.h * (T + 1) - 1
         self.mosaic.set_data(_gap_mosaic(frame.weights))
         self.mosaic.set_extent((-0.5, width - 0.5, T - 0.5, -0.5))
-        self.maps.set_xlim(-0.5, max(width, 3 * (T + 1) - 1) - 0.5)  # room for 3 heads at least
-        labelled = frame.h if frame.h <= KEY_HEADS else 1
+        cells = max(width, 3 * (T + 1) - 1)  # room for 3 heads at least
+        self.maps.set_xlim(-0.5, cells - 0.5)
+        cell_px = self.maps.get_window_extent().width / cells
+        text_px = TEXT_PT / 72 * self.fig.dpi
+        # Keys are named under the maps (under head 1's alone past KEY_HEADS heads) where a cell is as wide as
+        # a line of text; in narrower cells the title says where the keys are instead.
+        labelled = (frame.h if frame.h <= KEY_HEADS else 1) if cell_px >= 0.9 * text_px else 0
+        self.maps_title.set_text(self.KEYS_NAMED if labelled else self.KEYS_UNNAMED)
         for k, key in enumerate(self.keys):
             i, s = divmod(k, T)
             key.set_visible(i < labelled)
             key.xy = (i * (T + 1) + s, T - 0.5)
+        every = int(np.ceil(2.6 * text_px / ((T + 1) * cell_px)))  # head numbers at least 2.6 text heights apart
         for i, name in enumerate(self.names):
-            name.set_visible(i < frame.h)
+            name.set_visible(i < frame.h and (frame.h <= 6 or i % every == 0))
             name.xy = (i * (T + 1) + (T - 1) / 2, T - 0.5)
+            name.xyann = (0, -self.drop if labelled else -2)
             name.set_text(f"head {i + 1}" if frame.h <= 6 else str(i + 1))
         heads = "1 head" if frame.h == 1 else f"{frame.h} heads"
         self.headline.set_text(f"$h$ = {heads} of width $d_k$ = {frame.d_k}: who gets which entry")
