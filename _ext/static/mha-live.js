@@ -37,10 +37,22 @@
   // Every code cell becomes an editor with its own output; a cell with no output gets an empty one
   // (thebe pairs inputs and outputs in page order). Solutions stay as built: "run all" does not
   // run them (as Run All Cells does not in the notebook edition, where they are folded away).
-  function markCells() {
+  function markCells(hidden) {
+    var shown = 0;
     document.querySelectorAll("div.cell").forEach(function (cell) {
       var pre = cell.querySelector(".cell_input pre");
-      if (!pre || cell.closest(".solution")) return;
+      if (!pre) return;
+      (hidden[shown] || []).forEach(function (source) {   // code the page does not show, at its place
+        var box = document.createElement("div");
+        box.className = "cell mha-live-hidden";
+        box.hidden = true;
+        box.innerHTML = '<div class="cell_input"><pre data-executable="true" data-hidden="true"></pre></div>'
+          + '<div class="cell_output" data-output="true"></div>';
+        box.querySelector("pre").textContent = source;
+        cell.parentNode.insertBefore(box, cell);
+      });
+      shown += 1;
+      if (cell.closest(".solution")) return;
       pre.setAttribute("data-executable", "true");
       pre.setAttribute("data-language", "python");
       var out = cell.querySelector(":scope > .cell_output");
@@ -67,6 +79,27 @@
     return bar;
   }
 
+  // A shown cell first runs the hidden cells before it that have not run yet (sent to the kernel
+  // in page order, before its own code). "run all" runs every cell, hidden ones included, once.
+  function runHiddenFirst(notebook) {
+    var before = [];
+    (notebook.cells || []).forEach(function (cell) {
+      var run = cell.execute.bind(cell);
+      var isHidden = !!document.querySelector('.mha-live-hidden [data-thebe-id="' + cell.id + '"]');
+      if (isHidden) {
+        cell.mhaRun = function () { cell.mhaRan = true; return run(cell.source); };
+        cell.execute = function () { return cell.mhaRun(); };
+        before.push(cell);
+      } else {
+        var mine = before.slice();
+        cell.execute = function (source) {
+          mine.forEach(function (h) { if (!h.mhaRan) h.mhaRun(); });
+          return run(source);
+        };
+      }
+    });
+  }
+
   var started = null;
   window.mhaLiveStart = function () {
     if (started) return started;
@@ -90,7 +123,9 @@
       options.binderOptions = {repo: d.binderRepo, ref: d.binderRef, binderUrl: d.binderUrl, repoProvider: "github"};
       statusBar("Live Code: starting a Binder server. This can take a few minutes.");
     }
-    markCells();
+    var hidden = {};
+    try { hidden = JSON.parse(d.hiddenCells || "{}"); } catch (e) { console.error("mha-live: hidden cells", e); }
+    markCells(hidden);
     var css = document.createElement("link");
     css.rel = "stylesheet"; css.href = here + "thebe/thebe.css";
     document.head.appendChild(css);
@@ -104,6 +139,7 @@
       };
       document.head.appendChild(s);
     }).then(function (live) {
+      runHiddenFirst(live.notebook);
       window.mhaLive = live;
       document.documentElement.classList.add("mha-live-ready");
       return live;

@@ -23,6 +23,7 @@ import pytest
 from conftest import REPO_ROOT
 
 PAGE = "book/05_narrow_heads.html"
+SHOWN = "div.cell:not(.mha-live-hidden) .thebe-cell"   # the live cells the reader sees
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +99,7 @@ def test_live_code_runs_cells_widgets_and_checks(chromium, site_server, site_dir
         page.get_by_role("button", name="Live Code").click()
         page.wait_for_function("document.documentElement.classList.contains('mha-live-ready')",
                                timeout=60_000)
-        cells = page.locator(".thebe-cell")
+        cells = page.locator(SHOWN)
         assert cells.count() >= 11, cells.count()
         assert page.locator(".solution .thebe-cell").count() == 0, "a solution became a live cell"
         assert page.locator(".solution .cell_input pre").count() >= 2, "the solutions' code is gone"
@@ -109,8 +110,8 @@ def test_live_code_runs_cells_widgets_and_checks(chromium, site_server, site_dir
             cell.scroll_into_view_if_needed()
             cell.locator(".thebe-run-button").click()
             page.wait_for_function(
-                "i => document.querySelectorAll('.thebe-cell')[i]"
-                ".querySelector('.thebe-busy').style.display === 'none'", arg=i, timeout=timeout)
+                "([sel, i]) => document.querySelectorAll(sel)[i]"
+                ".querySelector('.thebe-busy').style.display === 'none'", arg=[SHOWN, i], timeout=timeout)
             return cell.locator("xpath=ancestor::div[contains(concat(' ', @class, ' '), ' cell ')][1]"
                                 ).locator("[data-output]")
 
@@ -131,6 +132,16 @@ def test_live_code_runs_cells_widgets_and_checks(chromium, site_server, site_dir
             if cells.nth(i).locator(".thebe-run-button").is_visible():  # not the folded figure cells
                 run(i)
         widget = run(widget_cell).locator(".jp-OutputArea .mha-q-sweep")
+        # the code the page does not show (its glue cells) ran before the shown cells after it
+        hidden = page.locator(".mha-live-hidden .thebe-cell")
+        assert hidden.count() >= 2, "the page's remove-cell code is not among the live cells"
+        ran = page.evaluate("""([sel, i]) => {
+            const shown = document.querySelectorAll(sel)[i];
+            return window.thebe.notebook.cells.filter(c => {
+                const el = document.querySelector('.mha-live-hidden [data-thebe-id="' + c.id + '"]');
+                return el && (el.compareDocumentPosition(shown) & Node.DOCUMENT_POSITION_FOLLOWING);
+            }).map(c => Boolean(c.mhaRan)); }""", [SHOWN, widget_cell])
+        assert ran and all(ran), ran
         widget.wait_for(timeout=30_000)
         image = widget.locator("img").first
         picture = lambda: hashlib.sha256(image.get_attribute("src").encode()).hexdigest()  # noqa: E731

@@ -117,6 +117,7 @@ def test_no_page_offers_sphinx_thebes_live_code(pages, full_pages):
 
 def test_every_page_with_code_offers_the_books_live_code(full_pages):
     import html as html_lib
+    import json
 
     with_code = 0
     for stem, html in full_pages.items():
@@ -127,6 +128,11 @@ def test_every_page_with_code_offers_the_books_live_code(full_pages):
         with_code += 1
         assert len(tags) == 1, (stem, tags)
         attrs = {k: html_lib.unescape(v) for k, v in re.findall(r'(data-[a-z-]+)="([^"]*)"', tags[0])}
+        # code the page does not show (remove-cell, remove-input), keyed by the shown cell it precedes
+        hidden = json.loads(attrs.pop("data-hidden-cells", "{}"))
+        shown = html.count('class="cell_input')
+        assert all(0 <= int(k) < shown and v and all(isinstance(x, str) for x in v)
+                   for k, v in hidden.items()), (stem, list(hidden))
         assert attrs == {
             "data-binder-repo": urlsplit(REPO_URL).path.strip("/"),
             "data-binder-ref": BRANCH,
