@@ -10,7 +10,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 
-.PHONY: site test test-fast chapter lab notebooks install install-test weights chromium assets clean
+.PHONY: site test test-fast chapter lab live notebooks install install-test weights chromium assets clean
 
 site: install assets
 	$(PY) scripts/build_site.py
@@ -30,6 +30,12 @@ test-fast: install-test
 # site, which executes the chapters) when the chapters or the library changed since the last build.
 lab: install assets notebooks
 	$(PY) scripts/lab.py
+
+# The same server for the site's "Live Code" button: it prints what to add to a chapter's address.
+# ORIGIN is where the site is served from (default http://127.0.0.1:8000), e.g.
+#   make live ORIGIN=https://mha-interactively.github.io
+live: install assets notebooks
+	$(PY) scripts/lab.py live $(ORIGIN)
 
 notebooks: install assets
 	$(PY) scripts/notebook_edition.py --build

@@ -20,9 +20,9 @@ load, and a least width at which its text stays 9 CSS px or more; ``mha-theme.cs
 
 It also fixes two bits of markup in every page body (``BODY_FIXES``), and takes sphinx-thebe's
 scripts, stylesheet and configuration off every page (``drop_thebe``): Jupyter Book always loads
-that extension, but the book has no Live Code (thebe 0.8's ipywidgets 7 front end cannot show the
-book's ipywidgets 8 widgets; see the README), so its loader and its configuration (which names a
-stranger's Binder repository) were dead weight.
+that extension, but its Live Code stays off (thebe 0.8's ipywidgets 7 front end cannot show the
+book's ipywidgets 8 widgets), so its loader and its configuration (which names a stranger's Binder
+repository) were dead weight. The book's own Live Code is ``_ext/mha_live.py`` (thebe 0.9).
 """
 from __future__ import annotations
 

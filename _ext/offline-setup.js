@@ -12,7 +12,15 @@
       // The bundle's CSS (Font Awesome fonts) resolves against the AMD module's URL, by
       // default <page folder>/@jupyter-widgets/html-manager/dist/: map that to this folder.
       // (window.__jupyter_widgets_assets_path__ is set too late to affect that CSS.)
-      paths: { "@jupyter-widgets/html-manager/dist": here.replace(/\/$/, "") }
+      // The bundle's other modules (base, controls, html-manager) carry the same CSS, resolved
+      // against <baseUrl>/@jupyter-widgets/: a page that then uses Font Awesome 5 (Live Code's
+      // widgets, mha-live.js) asked there for the fonts (404). Their URLs are in this folder too.
+      paths: {
+        "@jupyter-widgets/html-manager/dist": here.replace(/\/$/, ""),
+        "@jupyter-widgets/html-manager": here + "html-manager",
+        "@jupyter-widgets/base": here + "base",
+        "@jupyter-widgets/controls": here + "controls"
+      }
     });
   }
   // ipywidgets typesets labels with the MathJax 2 API (MathJax.Hub.Queue); the site runs

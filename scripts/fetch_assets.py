@@ -11,6 +11,9 @@ unpacks only the files the site loads at run time:
   extensions ``autoload`` fetches on first use (``\\boldsymbol``, ``\\cancel``, ...), and the
   accessibility components (plus English speech rules) that its context menu can load.
 * ``requirejs/require.js``.
+* ``thebe/``: thebe 0.9 for "Live Code" (``_ext/mha_live.py``): ``index.js``, the chunks it loads
+  from its own folder (``NNNN.index.js``), ``thebe.css`` and the bundles' license notes. Its widget
+  manager is @jupyter-widgets/jupyterlab-manager 5 (ipywidgets 8). Source maps are left out.
 * ``html-manager/``: ``embed-amd.js`` (one bundle, no chunks), the Font Awesome woff2 fonts its
   CSS asks for, and ``offline-setup.js`` (not from npm: a copy of ``_ext/offline-setup.js``),
   which configures RequireJS so the fonts resolve to this folder (otherwise to the page's
@@ -113,6 +116,22 @@ PACKAGES = [
         "local": {},
         "exclude": [],
         "keep": [("package/dist/*.woff2", "./")],
+    },
+    {
+        # Live Code (_ext/mha_live.py). 0.9.x bundles @jupyter-widgets/jupyterlab-manager 5.0.13,
+        # base 6 and controls 5: the ipywidgets 8 front end (0.8.x had ipywidgets 7's).
+        "name": "thebe",
+        "version": "0.9.3",
+        "integrity": "sha512-Rb/7kVhtlffXra3kIe7OuIGE7awsm2/fGWxw21DiNfnWLnUQiDl9AWqYdshPwZPG/5DzLpsJRPix2xtCPtJmQQ==",
+        "dest": "thebe",
+        "local": {},
+        "exclude": ["package/lib/*.map"],
+        "keep": [
+            ("package/lib/index.js", "index.js"),
+            ("package/lib/*.index.js", "./"),
+            ("package/lib/thebe.css", "thebe.css"),
+            ("package/lib/*.LICENSE.txt", "./"),
+        ],
     },
 ]
 

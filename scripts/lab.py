@@ -5,6 +5,11 @@ Starts ``jupyter lab`` from the book's virtual environment, bound to 127.0.0.1 o
 random token, on the repository (as Binder does) and opening in ``notebooks/``. Prints the URL
 to open; Ctrl-C stops the server (no confirmation prompt).
 
+``python scripts/lab.py live [ORIGIN]`` (``make live``) starts the same server for the site's "Live Code"
+(``_ext/mha_live.py``): it also lets the pages of ORIGIN (default: the site on this machine,
+``http://127.0.0.1:8000``) talk to it, and prints the address ending to add to a chapter's address
+(``?jupyter=...&token=...``); the site remembers it for the other pages.
+
 ``python scripts/lab.py settings`` only writes the JupyterLab settings the book uses into the
 environment's ``share/jupyter/lab/settings/overrides.json`` (Binder's ``postBuild`` runs it):
 no news feed and no update check (both would ask the reader, then fetch from the internet).
@@ -65,17 +70,42 @@ def lab_command(port: int, token: str, root: Path = ROOT, python: str = sys.exec
     return cmd
 
 
+LIVE_ORIGIN = "http://127.0.0.1:8000"
+
+
+def live_command(port: int, token: str, origin: str, root: Path = ROOT,
+                 python: str = sys.executable) -> list[str]:
+    """:func:`lab_command` that also answers the pages of ``origin`` (the site's Live Code)."""
+    return lab_command(port, token, root, python) + [f"--ServerApp.allow_origin={origin.rstrip('/')}"]
+
+
+def live_query(port: int, token: str) -> str:
+    """What to add to a chapter's address so that its Live Code uses this server."""
+    return f"?jupyter=http://127.0.0.1:{port}/&token={token}"
+
+
 def main(argv: list[str]) -> int:
     if argv[1:2] == ["settings"]:
         print(f"JupyterLab settings: {write_settings()}")
         return 0
     if not (ROOT / NOTEBOOKS).is_dir():
-        sys.exit("notebooks/ is missing: run `make lab` (it builds the notebook edition first)")
+        sys.exit("notebooks/ is missing: run `make lab` or `make live` "
+                 "(they build the notebook edition first)")
     write_settings()
     port, token = free_port(), secrets.token_hex(24)
-    url = f"http://127.0.0.1:{port}/lab/tree/{NOTEBOOKS}?token={token}"
-    print(f"\nJupyterLab on the book's notebooks (Ctrl-C stops it):\n\n    {url}\n", flush=True)
-    proc = subprocess.Popen(lab_command(port, token), cwd=ROOT)
+    if argv[1:2] == ["live"]:
+        origin = argv[2] if len(argv) > 2 else LIVE_ORIGIN
+        print(f"\nA Jupyter server for Live Code on the pages of {origin} (Ctrl-C stops it).\n"
+              f"Open a chapter with this at the end of its address (once: the site remembers it):\n\n"
+              f"    {live_query(port, token)}\n\n"
+              f"for example {origin.rstrip('/')}/book/05_narrow_heads.html{live_query(port, token)}\n"
+              f"Then press Live Code in the launch menu (the rocket).\n", flush=True)
+        cmd = live_command(port, token, origin)
+    else:
+        url = f"http://127.0.0.1:{port}/lab/tree/{NOTEBOOKS}?token={token}"
+        print(f"\nJupyterLab on the book's notebooks (Ctrl-C stops it):\n\n    {url}\n", flush=True)
+        cmd = lab_command(port, token)
+    proc = subprocess.Popen(cmd, cwd=ROOT)
     try:
         return proc.wait()
     except KeyboardInterrupt:

@@ -14,7 +14,8 @@ inline code span of its prose is checked against the repository:
 
 Then the claims made in words: ``make lab`` builds the notebook edition and starts JupyterLab;
 "Binder" needs a BinderHub in _config.yml; "rocket" needs launch buttons; "Live Code" may be named
-only while _config.yml turns Live Code (thebe) on. And the map (the section "What each chapter
+only while _config.yml loads the book's Live Code (the local extension mha_live), and ``make live``
+starts scripts/lab.py's ``live`` server. And the map (the section "What each chapter
 does") links every chapter of _toc.yml after the intro, each once, in the book's order.
 
 Every check also runs on a made-up intro that names things that do not exist: the test can fail.
@@ -36,6 +37,7 @@ ROOT = Path(__file__).resolve().parents[2]
 INTRO = ROOT / "book" / "00_intro.md"
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
 LAUNCH = CONFIG.get("launch_buttons") or {}
+LIVE = "mha_live" in ((CONFIG.get("sphinx") or {}).get("local_extensions") or {})
 MAP_TITLE = "What each chapter does"
 SUFFIXES = {".txt", ".py", ".md", ".ipynb", ".yml", ".yaml", ".toml", ".json", ".cfg", ".js", ".bib"}
 PATH_LIKE = re.compile(r"^[\w.\-/]+$")
@@ -164,8 +166,10 @@ def problems(text: str) -> list[str]:
             found.append("the Binder link does not open the notebook edition")
     if "rocket" in prose and not (LAUNCH.get("binderhub_url") or LAUNCH.get("thebe") or LAUNCH.get("colab_url")):
         found.append("the intro names the rocket icon, but _config.yml has no launch buttons")
-    if "Live Code" in prose and not LAUNCH.get("thebe"):
-        found.append("the intro names Live Code, but _config.yml does not turn it on (launch_buttons.thebe)")
+    if "Live Code" in prose and not LIVE:
+        found.append("the intro names Live Code, but _config.yml does not load _ext/mha_live.py")
+    if "make live" in prose and "scripts/lab.py live" not in make_runs("live", rules):
+        found.append("`make live` does not run scripts/lab.py live")
     return found + map_problems(text, chapters)
 
 
@@ -209,8 +213,7 @@ def test_the_checks_fail_on_an_intro_that_names_what_does_not_exist():
     assert "notebooks/NN_slug.ipynb" not in found                      # where the edition is written
     assert "`mha`" not in found and "(B, T, d)" not in found
     assert "the map links ['01_one_head', '03_splitting']" in found
-    if not LAUNCH.get("thebe"):
-        assert "names Live Code" in found
+    assert ("names Live Code" in found) == (not LIVE)
 
 
 @pytest.mark.parametrize("text, phrase", [

@@ -7,7 +7,10 @@ Reads the built site (_build/html; these tests fail, not skip, without it) and _
 * every Binder link is https://mybinder.org/v2/gh/<org>/<repo>/<branch> and opens JupyterLab on
   the page's own notebook edition: ?urlpath=lab/tree/notebooks/<page>.ipynb, for a chapter that
   scripts/notebook_edition.py writes;
-* every chapter page has exactly one Binder link, and no page offers Live Code (thebe).
+* every chapter page has exactly one Binder link, and no page offers Jupyter Book's own Live Code
+  (sphinx-thebe, thebe 0.8); every page with code cells offers the book's (_ext/mha_live.py):
+  "Live Code" in the launch menu and mha-live.js, told the same repository, branch and BinderHub
+  and the page's notebook edition.
 
 Only the theme's header buttons are read: a citation may link to another project on GitHub.
 """
@@ -103,10 +106,38 @@ def test_every_launch_target_is_written_by_the_notebook_edition(pages):
         assert (ROOT / "book" / f"{stem}.md").is_file()
 
 
-def test_no_page_offers_live_code(pages, full_pages):
+def test_no_page_offers_sphinx_thebes_live_code(pages, full_pages):
     for stem, html in pages.items():
         assert "initThebe" not in html and "launch-thebe" not in html, stem
     for stem, html in full_pages.items():
         # sphinx-thebe's small loader stays on the page, but the thebe library is never loaded
         assert not re.search(r"<script[^>]+src=[\"'][^\"']*thebe@", html), stem
         assert "thebe-launch-button" not in html, stem
+
+
+def test_every_page_with_code_offers_the_books_live_code(full_pages):
+    import html as html_lib
+    import json
+
+    with_code = 0
+    for stem, html in full_pages.items():
+        tags = re.findall(r"<script\b[^>]*\bsrc=\"[^\"]*/mha-live\.js[^\"]*\"[^>]*>", html)
+        if 'class="cell_input' not in html:
+            assert not tags and "mhaLiveStart()" not in html, stem
+            continue
+        with_code += 1
+        assert len(tags) == 1, (stem, tags)
+        attrs = {k: html_lib.unescape(v) for k, v in re.findall(r'(data-[a-z-]+)="([^"]*)"', tags[0])}
+        # code the page does not show (remove-cell, remove-input), keyed by the shown cell it precedes
+        hidden = json.loads(attrs.pop("data-hidden-cells", "{}"))
+        shown = html.count('class="cell_input')
+        assert all(0 <= int(k) < shown and v and all(isinstance(x, str) for x in v)
+                   for k, v in hidden.items()), (stem, list(hidden))
+        assert attrs == {
+            "data-binder-repo": urlsplit(REPO_URL).path.strip("/"),
+            "data-binder-ref": BRANCH,
+            "data-binder-url": BINDER,
+            "data-notebook": f"notebooks/{stem}.ipynb",
+        }, (stem, attrs)
+        assert html.count('onclick="mhaLiveStart()"') == 1, stem
+    assert with_code, "no built page has code cells"
