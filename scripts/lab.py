@@ -7,8 +7,9 @@ to open; Ctrl-C stops the server (no confirmation prompt).
 
 ``python scripts/lab.py live [ORIGIN]`` (``make live``) starts the same server for the site's "Live Code"
 (``_ext/mha_live.py``): it also lets the pages of ORIGIN (default: the site on this machine,
-``http://127.0.0.1:8000``) talk to it, and prints the address ending to add to a chapter's address
-(``?jupyter=...&token=...``); the site remembers it for the other pages.
+``http://127.0.0.1:8000``, where it then serves ``_build/html`` itself) talk to it, and prints the
+address ending to add to a chapter's address (``?jupyter=...&token=...``); the site remembers it for
+the other pages.
 
 ``python scripts/lab.py settings`` only writes the JupyterLab settings the book uses into the
 environment's ``share/jupyter/lab/settings/overrides.json`` (Binder's ``postBuild`` runs it):
@@ -84,6 +85,27 @@ def live_query(port: int, token: str) -> str:
     return f"?jupyter=http://127.0.0.1:{port}/&token={token}"
 
 
+def serve_site(site: Path = ROOT / "_build" / "html", origin: str = LIVE_ORIGIN) -> None:
+    """Serve the built site at ``origin`` (127.0.0.1 only), in a thread, for ``make live``'s default."""
+    import functools
+    import http.server
+    import threading
+    from urllib.parse import urlsplit
+
+    if not (site / "index.html").is_file():
+        sys.exit(f"the site is not built ({site}): run `make site` first")
+    where = urlsplit(origin)
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
+    handler.log_message = lambda *args: None
+    try:
+        server = http.server.ThreadingHTTPServer((where.hostname, where.port), handler)
+    except OSError as err:
+        sys.exit(f"cannot serve the site at {origin} ({err}): free the port, or serve the site "
+                 f"yourself and give its address: make live ORIGIN=<address>")
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    print(f"The site, served from {site} at {origin}/", flush=True)
+
+
 def main(argv: list[str]) -> int:
     if argv[1:2] == ["settings"]:
         print(f"JupyterLab settings: {write_settings()}")
@@ -95,6 +117,8 @@ def main(argv: list[str]) -> int:
     port, token = free_port(), secrets.token_hex(24)
     if argv[1:2] == ["live"]:
         origin = argv[2] if len(argv) > 2 else LIVE_ORIGIN
+        if origin == LIVE_ORIGIN:
+            serve_site()
         print(f"\nA Jupyter server for Live Code on the pages of {origin} (Ctrl-C stops it).\n"
               f"Open a chapter with this at the end of its address (once: the site remembers it):\n\n"
               f"    {live_query(port, token)}\n\n"

@@ -171,3 +171,24 @@ def test_live_code_runs_cells_widgets_and_checks(chromium, site_server, site_dir
         context.close()
     assert offsite == [], offsite
     assert errors == [], errors
+
+
+def test_make_live_serves_the_built_site(site_dir, tmp_path):
+    """`make live` with no ORIGIN serves _build/html itself at the origin its server allows."""
+    import socket
+
+    import lab as lab_script
+
+    with socket.socket() as probe:           # a free port for the site
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    origin = f"http://127.0.0.1:{port}"
+    lab_script.serve_site(site_dir, origin)
+    with urllib.request.urlopen(f"{origin}/{PAGE}", timeout=10) as reply:
+        page = reply.read().decode("utf-8")
+    assert "mha-live" in page, "the served chapter has no Live Code"
+    with pytest.raises(SystemExit, match="make site"):
+        lab_script.serve_site(tmp_path, origin)   # no built site: a clear message
+    with pytest.raises(SystemExit, match="ORIGIN"):
+        lab_script.serve_site(site_dir, origin)   # the port is taken now
+    assert lab_script.live_command(8888, "t", origin + "/")[-1] == f"--ServerApp.allow_origin={origin}"
