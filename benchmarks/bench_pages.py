@@ -10,8 +10,8 @@ Chromium (``/usr/bin/chromium``, or ``$CHROMIUM``), once at 1280 px with the CPU
     index): the weight a reader pays before any content;
   * drawn s (4x): seconds from navigation until every widget on the page is drawn (no widget
     view left empty), or the load event on a page without widgets;
-  * math s (4x): seconds until MathJax has drawn the formulas near the screen (it is loaded after
-    the widgets and draws the others as the reader scrolls: _ext/static/mha-mathjax.js);
+  * math s (4x): seconds until MathJax has drawn the page's formulas (it is loaded after the
+    widgets: _ext/static/mha-mathjax.js);
   * CLS (4x): Cumulative Layout Shift until then, plus 1.5 s (0.1 is "good");
   * text px 375 / 1280: the smallest figure scale times 13.9 px, i.e. how high 10-pt text of a
     figure drawn at 100 dpi is on screen (9 px is the book's floor); widget frames apart: the
@@ -84,8 +84,7 @@ def measure(site: Path) -> dict:
             while not page.evaluate(_DRAWN) and time.monotonic() - start < 60:
                 page.wait_for_timeout(100)
             row["drawn_s_4x"] = round(time.monotonic() - start, 2)
-            # MathJax comes after the widgets (_ext/static/mha-mathjax.js): when the first screen's
-            # formulas are drawn
+            # MathJax comes after the widgets (_ext/static/mha-mathjax.js): when its formulas are drawn
             if page.evaluate("() => !!document.querySelector('.math')"):
                 page.wait_for_function(_MATH, timeout=60_000, polling=100)
                 row["math_s_4x"] = round(time.monotonic() - start, 2)
