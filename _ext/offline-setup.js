@@ -1,5 +1,6 @@
 /* Written by scripts/fetch_assets.py. Settings for the ipywidgets HTML manager on a site
-   that serves it itself. Load after require.js and before embed-amd.js. */
+   that serves it itself. Load after require.js and before embed-amd.js. (MathJax.Hub.Queue, which
+   ipywidgets calls for each label, is _ext/static/mha-mathjax.js's.) */
 (function () {
   var script = document.currentScript;
   if (!script || !script.src) return;
@@ -23,26 +24,4 @@
       }
     });
   }
-  // ipywidgets typesets labels with the MathJax 2 API (MathJax.Hub.Queue); the site runs
-  // MathJax 3, where that call throws. Translate it once MathJax 3 has started.
-  function typeset(MJ, el) {
-    MJ.startup.promise
-      .then(function () { return MJ.typesetPromise(el ? [el] : undefined); })
-      .catch(function (err) { console.warn("MathJax could not typeset a widget label", err); });
-  }
-  function shim() {
-    var MJ = window.MathJax;
-    if (!MJ || MJ.Hub || !MJ.startup || !MJ.typesetPromise) return;
-    MJ.Hub = {
-      Queue: function () {
-        for (var i = 0; i < arguments.length; i++) {
-          var job = arguments[i];
-          if (Array.isArray(job) && job[0] === "Typeset") typeset(MJ, job[2]);
-        }
-      }
-    };
-  }
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", shim);
-  else shim();
-  window.addEventListener("load", shim);
 })();

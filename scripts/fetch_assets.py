@@ -17,7 +17,7 @@ unpacks only the files the site loads at run time:
 * ``html-manager/``: ``embed-amd.js`` (one bundle, no chunks), the Font Awesome woff2 fonts its
   CSS asks for, and ``offline-setup.js`` (not from npm: a copy of ``_ext/offline-setup.js``),
   which configures RequireJS so the fonts resolve to this folder (otherwise to the page's
-  folder: 404) and translates ipywidgets' MathJax 2 call (``MathJax.Hub.Queue``) to MathJax 3.
+  folder: 404).
 
 It is idempotent: when ``_assets/.manifest.json`` already records the pinned versions and every
 file is present with its recorded sha256, it does nothing but print the total size (~0.3 s).

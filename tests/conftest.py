@@ -30,6 +30,7 @@ or the chapters); a test that uses Chromium or JupyterLab is also marked ``brows
 # =================================================================================================
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import http.server
@@ -455,13 +456,41 @@ class LabServer:
             self.api("DELETE", f"kernels/{kernel['id']}")
 
 
+@contextlib.contextmanager
+def jupyter_server(cmd: list[str], cwd: Path, env: dict, log: Path, url: str, token: str, name: str):
+    """Start a Jupyter server (``cmd``, output to ``log``), wait up to 90 s until ``url`` answers, stop it after."""
+    import subprocess
+    import urllib.request
+
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"{name} exited ({proc.returncode}):\n{log.read_text()[-3000:]}", pytrace=False)
+            try:
+                with urllib.request.urlopen(f"{url}api/status?token={token}", timeout=5):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"{name} did not answer in 90 s:\n{log.read_text()[-3000:]}", pytrace=False)
+                time.sleep(0.5)
+        yield proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 @pytest.fixture(scope="session")
 def lab_server(tmp_path_factory):
     import json
     import secrets
-    import subprocess
     import sys
-    import urllib.request
 
     import lab as lab_script  # scripts/ is on pytest's pythonpath (pyproject.toml)
     import notebook_edition
@@ -491,32 +520,12 @@ def lab_server(tmp_path_factory):
     if not Path(python).is_file():
         python = sys.executable
     log = tmp / "lab.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(lab_script.lab_command(port, token, REPO_ROOT, python),
-                                cwd=REPO_ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
     server = LabServer(f"http://127.0.0.1:{port}/", token, REPO_ROOT, log, edition)
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"JupyterLab exited ({proc.returncode}):\n{log.read_text()[-3000:]}",
-                            pytrace=False)
-            try:
-                with urllib.request.urlopen(f"{server.url}api/status?token={token}", timeout=5):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail(f"JupyterLab did not answer in 90 s:\n{log.read_text()[-3000:]}",
-                                pytrace=False)
-                time.sleep(0.5)
-        yield server
+        with jupyter_server(lab_script.lab_command(port, token, REPO_ROOT, python), REPO_ROOT, env, log,
+                            server.url, token, "JupyterLab"):
+            yield server
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
         shutil.rmtree(notebooks, ignore_errors=True)   # back to what it was before the tests
         if backup.is_dir():
             shutil.copytree(backup, notebooks, symlinks=True)

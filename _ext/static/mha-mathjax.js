@@ -15,25 +15,28 @@
   var here = script ? script.src.split(/[?#]/)[0].replace(/[^\/]*$/, "") : "";
 
   // ipywidgets 8 typesets each label with MathJax 2's MathJax.Hub.Queue whenever window.MathJax
-  // exists, and MathJax 3 replaces the window.MathJax it is given: give the new one that call too.
-  function hub() {
-    var MJ = window.MathJax;
-    if (!MJ || MJ.Hub || !MJ.startup) return;
-    MJ.Hub = {
-      Queue: function () {
-        Array.prototype.forEach.call(arguments, function (job) {
-          if (!Array.isArray(job) || job[0] !== "Typeset") return;
-          MJ.startup.promise
-            .then(function () { return MJ.typesetPromise(job[2] ? [job[2]] : undefined); })
-            .catch(function (err) { console.warn("MathJax could not typeset a widget label", err); });
-        });
-      }
-    };
+  // exists, and throws without it. Here window.MathJax is first only MathJax's settings (the widgets
+  // are drawn before MathJax is loaded), then the MathJax 3 object that replaces them: give both
+  // that call. It typesets once MathJax has started (no label of the book has math).
+  var loaded;
+  var started = new Promise(function (resolve) { loaded = resolve; })
+    .then(function () { return window.MathJax.startup.promise; });
+  function queue() {
+    Array.prototype.forEach.call(arguments, function (job) {
+      if (!Array.isArray(job) || job[0] !== "Typeset") return;
+      started
+        .then(function () { return window.MathJax.typesetPromise(job[2] ? [job[2]] : undefined); })
+        .catch(function (err) { console.warn("MathJax could not typeset a widget label", err); });
+    });
   }
+  function hub() {
+    if (window.MathJax && !window.MathJax.Hub) window.MathJax.Hub = { Queue: queue };
+  }
+  hub();
 
   function load() {
     var tag = document.createElement("script");
-    tag.onload = hub;
+    tag.onload = function () { hub(); loaded(); };
     tag.src = here + "mathjax/tex-mml-chtml.js";
     tag.async = true;
     tag.id = "MathJax-script";

@@ -9,29 +9,6 @@
   "use strict";
   var LIBEMBED = "@jupyter-widgets/html-manager/dist/libembed-amd";
 
-  // ipywidgets typesets labels with MathJax 2's MathJax.Hub.Queue whenever window.MathJax exists
-  // (it throws without Hub). On a page with formulas, window.MathJax is only MathJax's settings
-  // until the widgets are drawn (mha-mathjax.js loads MathJax after them): give it that call, which
-  // waits for MathJax's start (typesetting a label is not urgent; no label of the book has math).
-  function mathJaxHub() {
-    var MJ = window.MathJax;
-    if (!MJ || MJ.Hub) return;
-    MJ.Hub = {
-      Queue: function () {
-        var jobs = Array.prototype.slice.call(arguments);
-        var started = MJ.startup && MJ.startup.promise ? MJ.startup.promise : Promise.resolve();
-        started.then(function () {
-          jobs.forEach(function (job) {
-            if (Array.isArray(job) && job[0] === "Typeset" && MJ.typesetPromise) {
-              MJ.typesetPromise(job[2] ? [job[2]] : undefined).catch(function (err) {
-                console.warn("MathJax could not typeset a widget label", err);
-              });
-            }
-          });
-        });
-      }
-    };
-  }
   // window.mhaWidgetsDrawn: resolves once every widget view of the page is drawn, or 8 s after the
   // page is parsed, whichever comes first. MathJax starts typesetting after it (mha-mathjax.js), so
   // the two do not compete for the CPU while the reader waits for the widgets.
@@ -62,7 +39,7 @@
         typeof callback === "function" && arguments.length === 2) {
       window.require = original;  // only the loader's one request
       return original(modules, function (embed) {
-        function render() { mathJaxHub(); embed.renderWidgets(); }
+        function render() { embed.renderWidgets(); }
         if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", render);
         else render();
       });

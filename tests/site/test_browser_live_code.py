@@ -12,15 +12,13 @@ from __future__ import annotations
 import hashlib
 import os
 import secrets
-import subprocess
 import sys
-import time
 import urllib.request
 from urllib.parse import urlsplit
 
 import pytest
 
-from conftest import REPO_ROOT
+from conftest import REPO_ROOT, jupyter_server
 
 PAGE = "book/05_narrow_heads.html"
 SHOWN = "div.cell:not(.mha-live-hidden) .thebe-cell"   # the live cells the reader sees
@@ -42,31 +40,10 @@ def live_server(site_server, tmp_path_factory):
            "JUPYTERLAB_WORKSPACES_DIR": str(tmp / "workspaces"),
            "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
     env.pop("MPLBACKEND", None)
-    log = tmp / "server.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(lab_script.live_command(port, token, origin, tmp, sys.executable),
-                                cwd=tmp, env=env, stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"the server exited ({proc.returncode}):\n{log.read_text()[-3000:]}", pytrace=False)
-            try:
-                with urllib.request.urlopen(f"{url}api/status?token={token}", timeout=5):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail(f"the server did not answer in 90 s:\n{log.read_text()[-3000:]}", pytrace=False)
-                time.sleep(0.5)
+    with jupyter_server(lab_script.live_command(port, token, origin, tmp, sys.executable), tmp, env,
+                        tmp / "server.log", url, token, "the server"):
         yield url, token, lab_script.live_query(port, token)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def test_live_code_runs_cells_widgets_and_checks(chromium, site_server, site_dir, live_server):

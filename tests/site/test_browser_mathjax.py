@@ -90,3 +90,24 @@ def test_formulas_keep_their_room_until_drawn_and_then_are_all_drawn(chromium, s
     assert seen["narrow"] == 0, f"{seen['narrow']} formulas had no room before MathJax drew them"
     assert seen["shown"] == 0, f"{seen['shown']} formulas showed their TeX source before MathJax"
     assert left == 0 and errors == 0, f"{left} formulas not drawn, {errors} MathJax errors"
+
+
+def test_widget_labels_can_ask_mathjax_2s_queue_before_and_after_it_loads(chromium, site_server, site_dir):
+    """ipywidgets 8 calls MathJax.Hub.Queue for each label whenever window.MathJax exists (it throws
+    without Hub): mha-mathjax.js answers it on MathJax's settings and on the MathJax 3 object."""
+    context, page = _open(chromium, site_server, site_dir, "book/05_narrow_heads.html")
+    try:
+        drawn = page.evaluate("""async () => {
+            const el = document.createElement('span');
+            el.textContent = '\\\\(x^2\\\\)';
+            document.querySelector('.bd-article').appendChild(el);
+            MathJax.Hub.Queue(['Typeset', MathJax.Hub, el]);
+            for (let i = 0; i < 100 && !el.querySelector('mjx-container'); i++)
+                await new Promise(r => setTimeout(r, 100));
+            return !!el.querySelector('mjx-container');
+        }""")
+        settings_hub = page.evaluate("() => typeof (MathJax.config.Hub || {}).Queue")
+    finally:
+        context.close()
+    assert drawn, "a label typeset through MathJax.Hub.Queue after MathJax loaded was not drawn"
+    assert settings_hub == "function", "the widgets, drawn before MathJax, had no MathJax.Hub.Queue"
